@@ -1,0 +1,39 @@
+"""gradprobe: see, explain and test what PyTorch's autograd does.
+
+Example:
+    >>> import torch, gradprobe
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> gradprobe.trace((x * x).sum())
+    <Graph 3 nodes, 0 params, 2 saved tensors>
+"""
+
+from gradprobe.errors import (
+    GradprobeError,
+    GradprobeTypeError,
+    GradprobeValueError,
+    GradprobeWarning,
+    GraphvizNotFoundError,
+    RenderError,
+)
+from gradprobe.graph import Edge, Graph, Leaf, Node, Root, SavedTensor, Truncation
+from gradprobe.trace import trace
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Edge",
+    "GradprobeError",
+    "GradprobeTypeError",
+    "GradprobeValueError",
+    "GradprobeWarning",
+    "Graph",
+    "GraphvizNotFoundError",
+    "Leaf",
+    "Node",
+    "RenderError",
+    "Root",
+    "SavedTensor",
+    "Truncation",
+    "__version__",
+    "trace",
+]

@@ -1,0 +1,222 @@
+"""Keep deep autograd graphs safe to free after gradprobe has touched every node.
+
+NOTE [deep free]
+On torch 2.13/2.14 an autograd node that never had a Python wrapper is destroyed by an
+iterative loop (``deleteNode``), however long the chain below it. Once Python has seen a
+node (through ``grad_fn``, ``next_functions``, a node-creation hook, ...), the node owns its
+wrapper, and destroying it goes ``~Node -> decref(wrapper) -> wrapper dealloc -> ~Node of
+the next node -> ...``: one C stack frame group per node. A chain of ~40k touched nodes
+overflows the default 8 MiB stack and segfaults when it is freed
+(``shared/research/deep_free_segfault.py``). A graph walk cannot avoid touching every node,
+and the wrappers cannot be dropped while the graph is alive.
+
+What holds: while Python holds a reference to a node's wrapper, the cascade stops there
+(the C++ side only decrements the wrapper's refcount). So after a walk we compute each
+node's longest-path depth ``L`` from the roots and hold every node that enters a new band
+of ``BAND`` depths. Along any path, ``L`` strictly increases, so a run of un-held nodes
+stays within one band: any free cascade, in the user's thread or ours, is at most ``BAND``
+nodes deep (~200 KB of stack).
+
+A held node is released once nothing but gradprobe owns it: its wrapper's refcount is then
+exactly ours (the C++ side holds one reference while anything in C++ still points at the
+node). Releasing it frees the band below it, down to the next held nodes, which become
+free in turn; :func:`release_free` sweeps root-first until nothing moves. A daemon thread
+sweeps when a traced root tensor dies and every ``POLL_SECONDS`` while anything is held, so
+memory is returned shortly after the user drops the graph. At interpreter exit whatever is
+still owned elsewhere is deliberately leaked: module teardown frees objects in arbitrary
+order, and a leak at exit is harmless where a segfault is not.
+
+Graphs whose longest path is under ``BAND`` are never held, so ordinary models pay nothing.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import queue
+import sys
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+BAND = 1000
+"""Longest run of Python-touched nodes a free cascade may walk (~200 bytes of C stack each)."""
+
+POLL_SECONDS = 0.2
+_WORKER_STACK = 64 * 1024 * 1024
+
+_lock = threading.RLock()
+_held: dict[int, Any] = {}  # id(wrapper) -> wrapper, in hold order (roots first)
+_wakeups: queue.SimpleQueue[None] = queue.SimpleQueue()
+_worker: threading.Thread | None = None
+_exiting = False
+
+
+def _calibrate() -> int:
+    """Refcount of an object referenced only by ``_held`` when read as in release_free."""
+    probe = object()
+    table = {0: probe}
+    del probe
+    return sys.getrefcount(table[0])
+
+
+_ONLY_OURS = _calibrate()
+
+
+def hold_points(
+    parents: Sequence[Sequence[int]], children_count: Sequence[int], order: Sequence[int]
+) -> tuple[int, list[int]]:
+    """Longest-path depth of the graph and the node ids that must be held.
+
+    ``parents[i]`` lists the ids of nodes with an edge into ``i``; ``order`` is a
+    topological order (every parent before its children). A node is held when it has
+    children and some parent lies in another band.
+    """
+    depth = [0] * len(parents)
+    hold: list[int] = []
+    deepest = 0
+    for node in order:
+        level = 0
+        for parent in parents[node]:
+            candidate = depth[parent] + 1
+            if candidate > level:
+                level = candidate
+        depth[node] = level
+        if level > deepest:
+            deepest = level
+    if deepest < BAND:
+        return deepest + 1, hold
+    for node in order:
+        if not children_count[node]:
+            continue
+        band = depth[node] // BAND
+        if any(depth[parent] // BAND != band for parent in parents[node]):
+            hold.append(node)
+    return deepest + 1, hold
+
+
+def protect(wrappers: Iterable[Any], roots: Iterable[Any] = ()) -> int:
+    """Hold ``wrappers`` (autograd nodes) until nothing else owns them; returns how many.
+
+    ``roots`` are the traced tensors: when one dies, the worker sweeps at once.
+    """
+    added = 0
+    with _lock:
+        for wrapper in wrappers:
+            key = id(wrapper)
+            if key not in _held:
+                _held[key] = wrapper
+                added += 1
+        if not added:
+            return 0
+        for tensor in roots:
+            try:
+                weakref.finalize(tensor, _wakeups.put, None)
+            except TypeError:
+                continue
+        _ensure_worker()
+    _wakeups.put(None)
+    return added
+
+
+def held_count() -> int:
+    """How many nodes gradprobe holds right now to keep deep graphs safe to free."""
+    return len(_held)
+
+
+def release_free(*, interruptible: bool = False) -> int:
+    """Release every held node nothing else owns, root-first; returns how many were released.
+
+    Each release frees at most one band of nodes below it (bounded stack), which can leave
+    further held nodes free: the sweep repeats until a pass releases nothing. The worker
+    sweeps ``interruptible``: it stops between releases once the interpreter is exiting, so
+    finalization never kills it inside a C++ destructor.
+    """
+    released = 0
+    with _lock:
+        while True:
+            progress = 0
+            for key in list(_held):
+                if interruptible and _exiting:
+                    return released + progress
+                if key in _held and sys.getrefcount(_held[key]) <= _ONLY_OURS:
+                    del _held[key]
+                    progress += 1
+            released += progress
+            if not progress:
+                return released
+
+
+def drain(timeout: float = 10.0) -> bool:
+    """Sweep until nothing is held or ``timeout`` seconds pass; True if nothing is held.
+
+    For tests and for programs that want memory back at a known point.
+    """
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        release_free()
+        if not _held:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
+def _run_worker() -> None:
+    while not _exiting:
+        try:
+            _wakeups.get(timeout=POLL_SECONDS if _held else None)
+        except queue.Empty:
+            pass
+        if _exiting:
+            return
+        if _held:
+            release_free(interruptible=True)
+
+
+def _ensure_worker() -> None:
+    global _worker
+    if _worker is not None and _worker.is_alive():
+        return
+    previous = threading.stack_size()
+    try:
+        threading.stack_size(_WORKER_STACK)
+    except (ValueError, RuntimeError):
+        previous = None
+    try:
+        _worker = threading.Thread(target=_run_worker, name="gradprobe-deepfree", daemon=True)
+        _worker.start()
+    finally:
+        if previous is not None:
+            threading.stack_size(previous)
+
+
+def _at_exit() -> None:
+    global _exiting
+    _exiting = True
+    _wakeups.put(None)
+    worker = _worker
+    if worker is not None and worker is not threading.current_thread():
+        worker.join(timeout=30)
+    if not _held:
+        return
+    release_free()
+    if _held:
+        # Still owned by live tensors that module teardown will free in arbitrary order:
+        # keep our references forever so every cascade still stops at a held node.
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(_held))
+
+
+def _after_fork_in_child() -> None:
+    global _worker, _lock
+    _worker = None
+    _lock = threading.RLock()
+
+
+atexit.register(_at_exit)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,0 +1,280 @@
+"""The autograd graph as plain, immutable data.
+
+A :class:`Graph` is what :func:`gradprobe.trace` returns: nodes (one per autograd
+``Node``), edges (the ``next_functions`` links, with their slot numbers), leaves
+(``AccumulateGrad`` nodes and the tensor they accumulate into) and the tensors each node
+saved for backward. It holds no torch object at all, only names, shapes, dtypes and
+versions, so keeping a Graph never keeps a tensor (or its memory) alive.
+
+Direction: an :class:`Edge` points the way gradients flow, from a node to one of its
+``next_functions``. Renderers draw it the other way round (forward data flow) when that
+reads better; the data keeps autograd's direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+
+__all__ = [
+    "Edge",
+    "Graph",
+    "Leaf",
+    "Node",
+    "NodeKind",
+    "Root",
+    "SavedTensor",
+    "TensorKind",
+    "Truncation",
+]
+
+NodeKind = Literal["op", "accumulate_grad", "custom_function", "checkpoint", "compiled"]
+"""What a node is: a built-in backward formula (``op``), the ``AccumulateGrad`` that writes
+a leaf's ``.grad``, a user ``autograd.Function``, a reentrant ``torch.utils.checkpoint``
+block (opaque: its inner nodes only exist during backward), or a ``torch.compile`` region."""
+
+TensorKind = Literal["parameter", "buffer", "input", "tensor"]
+"""Where a named tensor came from: ``model.named_parameters()``, ``model.named_buffers()``,
+the ``names`` mapping given to :func:`gradprobe.trace`, or nowhere (unnamed)."""
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A tensor that autograd accumulates a gradient into (the target of ``AccumulateGrad``).
+
+    ``has_grad`` is whether ``.grad`` was set when the graph was traced.
+    """
+
+    name: str | None
+    kind: TensorKind
+    shape: tuple[int, ...]
+    dtype: str
+    device: str
+    requires_grad: bool
+    is_leaf: bool
+    retains_grad: bool
+    has_grad: bool
+
+
+@dataclass(frozen=True)
+class SavedTensor:
+    """A tensor a node saved for its backward formula.
+
+    ``slot`` is the name of the saved argument in PyTorch's derivative formula (``self``,
+    ``other``, ``result``, ``mat1``, ...; ``saved_tensors[i]`` for a custom Function).
+    ``version_now`` is the tensor's ``_version`` when the graph was traced (``None`` when
+    the tensor has no version counter, e.g. an inference tensor). ``version_saved`` is the
+    version at save time; a plain trace cannot know it (PyTorch exposes no such field), so
+    it stays ``None`` unless a recorder filled it in.
+    """
+
+    slot: str
+    shape: tuple[int, ...]
+    dtype: str
+    device: str
+    version_now: int | None
+    version_saved: int | None = None
+    name: str | None = None
+    is_output: bool = False
+
+    @property
+    def stale(self) -> bool | None:
+        """True if the tensor was written in place after it was saved; None if unknown."""
+        if self.version_saved is None or self.version_now is None:
+            return None
+        return self.version_now != self.version_saved
+
+
+@dataclass(frozen=True)
+class Node:
+    """One autograd node (a ``grad_fn``).
+
+    ``id`` is the node's position in the deterministic traversal order, stable across runs
+    of the same program. ``freed`` is True when backward already released the node's saved
+    tensors (the graph was not retained).
+    """
+
+    id: int
+    name: str
+    kind: NodeKind
+    sequence_nr: int | None = None
+    saved: tuple[SavedTensor, ...] = ()
+    leaf: Leaf | None = None
+    freed: bool = False
+    metadata: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def label(self) -> str:
+        """A short display name: ``Mul`` for ``MulBackward0``, the leaf name for a leaf."""
+        if self.leaf is not None:
+            return self.leaf.name or "AccumulateGrad"
+        name = self.name
+        if name.endswith("Backward0") or name.endswith("Backward1"):
+            return name[: -len("Backward0")]
+        if name.endswith("Backward"):
+            return name[: -len("Backward")]
+        return name
+
+
+@dataclass(frozen=True)
+class Edge:
+    """``next_functions[slot]`` of node ``src`` is ``(node dst, input_nr)``.
+
+    ``slot`` is the index of the forward input this gradient belongs to; ``input_nr`` is
+    which output of ``dst``'s forward op fed it.
+    """
+
+    src: int
+    dst: int
+    slot: int
+    input_nr: int
+
+
+@dataclass(frozen=True)
+class Root:
+    """A tensor passed to :func:`gradprobe.trace`, and where it enters the graph.
+
+    ``node`` is the id of its ``grad_fn``, or None when it has none (a leaf, a tensor that
+    does not require grad, a result computed under ``no_grad``); ``note`` then says why.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    device: str
+    requires_grad: bool
+    is_leaf: bool
+    node: int | None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Truncation:
+    """The walk stopped at ``max_nodes``; ``unexplored`` nodes were seen but not expanded."""
+
+    max_nodes: int
+    unexplored: int
+
+
+@dataclass(frozen=True)
+class Graph:
+    """An autograd graph, traced from one or more tensors.
+
+    Nodes are stored in traversal order, so ``graph.nodes[i].id == i``.
+
+    Example:
+        >>> import torch, gradprobe
+        >>> w = torch.ones(3, requires_grad=True)
+        >>> graph = gradprobe.trace((w * 2).sum(), names={"w": w})
+        >>> [node.name for node in graph.nodes]
+        ['SumBackward0', 'MulBackward0', 'torch::autograd::AccumulateGrad']
+        >>> graph.leaves[0].name
+        'w'
+    """
+
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+    roots: tuple[Root, ...]
+    truncated: Truncation | None = None
+    notes: tuple[str, ...] = ()
+    depth: int = 0
+    """Longest path, in nodes, from a root to a node without next functions."""
+
+    # -- navigation -------------------------------------------------------------------------
+
+    @cached_property
+    def _children(self) -> tuple[tuple[Edge, ...], ...]:
+        out: list[list[Edge]] = [[] for _ in self.nodes]
+        for edge in self.edges:
+            out[edge.src].append(edge)
+        return tuple(tuple(edges) for edges in out)
+
+    @cached_property
+    def _parents(self) -> tuple[tuple[Edge, ...], ...]:
+        out: list[list[Edge]] = [[] for _ in self.nodes]
+        for edge in self.edges:
+            out[edge.dst].append(edge)
+        return tuple(tuple(edges) for edges in out)
+
+    def node(self, node_id: int) -> Node:
+        """The node with this id."""
+        return self.nodes[node_id]
+
+    def children(self, node_id: int) -> tuple[Edge, ...]:
+        """Edges from ``node_id`` to its next functions, in slot order."""
+        return self._children[node_id]
+
+    def parents(self, node_id: int) -> tuple[Edge, ...]:
+        """Edges into ``node_id`` from the nodes that list it among their next functions."""
+        return self._parents[node_id]
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    # -- summaries ---------------------------------------------------------------------------
+
+    @property
+    def leaves(self) -> tuple[Leaf, ...]:
+        """Every ``AccumulateGrad`` target, in traversal order."""
+        return tuple(node.leaf for node in self.nodes if node.leaf is not None)
+
+    @property
+    def parameters(self) -> tuple[Leaf, ...]:
+        """Leaves that are parameters of the model given to :func:`gradprobe.trace`."""
+        return tuple(leaf for leaf in self.leaves if leaf.kind == "parameter")
+
+    @property
+    def freed(self) -> bool:
+        """True if any node's saved tensors were already released by a backward pass."""
+        return any(node.freed for node in self.nodes)
+
+    @property
+    def saved_count(self) -> int:
+        """How many saved tensors the graph holds, over all nodes."""
+        return sum(len(node.saved) for node in self.nodes)
+
+    def find(self, name: str) -> tuple[Node, ...]:
+        """Nodes whose ``name`` is ``name`` (``MulBackward0``) or whose leaf is named ``name``."""
+        return tuple(
+            node
+            for node in self.nodes
+            if node.name == name or (node.leaf is not None and node.leaf.name == name)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The graph as JSON-ready builtins (lists, dicts, strings, numbers)."""
+        data = asdict(self)
+        for node in data["nodes"]:
+            node["metadata"] = dict(node["metadata"])
+        return data
+
+    # -- display -----------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        parts = [f"{len(self.nodes)} nodes", f"{len(self.parameters)} params"]
+        if self.saved_count:
+            parts.append(f"{self.saved_count} saved tensors")
+        if self.freed:
+            parts.append("freed by backward")
+        if self.truncated is not None:
+            parts.append(f"truncated at {self.truncated.max_nodes}")
+        return f"<Graph {', '.join(parts)}>"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from gradprobe.render.text import graph_summary
+
+        yield graph_summary(self)
+
+    def _repr_svg_(self) -> str:
+        from gradprobe.render.svg import to_svg
+
+        return to_svg(self)
