@@ -16,6 +16,7 @@ from gradprobe.errors import (
     RenderError,
 )
 from gradprobe.graph import Edge, Graph, Leaf, Node, Root, SavedTensor, Truncation
+from gradprobe.leaves import LeafReport, LeafRow, leaf_report
 from gradprobe.trace import trace
 
 __version__ = "0.1.0"
@@ -29,11 +30,14 @@ __all__ = [
     "Graph",
     "GraphvizNotFoundError",
     "Leaf",
+    "LeafReport",
+    "LeafRow",
     "Node",
     "RenderError",
     "Root",
     "SavedTensor",
     "Truncation",
     "__version__",
+    "leaf_report",
     "trace",
 ]

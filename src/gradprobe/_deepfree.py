@@ -32,6 +32,7 @@ Graphs whose longest path is under ``BAND`` are never held, so ordinary models p
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import os
 import queue
@@ -51,7 +52,7 @@ _lock = threading.RLock()
 _held: dict[int, Any] = {}  # id(wrapper) -> wrapper, in hold order (roots first)
 _wakeups: queue.SimpleQueue[None] = queue.SimpleQueue()
 _worker: threading.Thread | None = None
-_exiting = False
+_exiting = threading.Event()
 
 
 def _calibrate() -> int:
@@ -65,36 +66,38 @@ def _calibrate() -> int:
 _ONLY_OURS = _calibrate()
 
 
-def hold_points(
-    parents: Sequence[Sequence[int]], children_count: Sequence[int], order: Sequence[int]
-) -> tuple[int, list[int]]:
-    """Longest-path depth of the graph and the node ids that must be held.
+def hold_points(children: Sequence[Sequence[int]]) -> list[int]:
+    """The nodes to hold so that no run of un-held nodes is longer than ``BAND``.
 
-    ``parents[i]`` lists the ids of nodes with an edge into ``i``; ``order`` is a
-    topological order (every parent before its children). A node is held when it has
-    children and some parent lies in another band.
+    ``children[i]`` lists the ids node ``i`` has edges to (its next functions). Depth is
+    the longest path from a root (Kahn's topological order); a node with children is held
+    when an edge enters it from another band of ``BAND`` depths. Returned shallowest first,
+    the order in which they can be released.
     """
-    depth = [0] * len(parents)
-    hold: list[int] = []
-    deepest = 0
-    for node in order:
-        level = 0
-        for parent in parents[node]:
-            candidate = depth[parent] + 1
-            if candidate > level:
-                level = candidate
-        depth[node] = level
-        if level > deepest:
-            deepest = level
-    if deepest < BAND:
-        return deepest + 1, hold
-    for node in order:
-        if not children_count[node]:
-            continue
-        band = depth[node] // BAND
-        if any(depth[parent] // BAND != band for parent in parents[node]):
-            hold.append(node)
-    return deepest + 1, hold
+    count = len(children)
+    indegree = [0] * count
+    for kids in children:
+        for child in kids:
+            indegree[child] += 1
+    depth = [0] * count
+    order = [node for node in range(count) if not indegree[node]]
+    for node in order:  # grows while we iterate: Kahn's queue
+        below = depth[node] + 1
+        for child in children[node]:
+            if depth[child] < below:
+                depth[child] = below
+            indegree[child] -= 1
+            if not indegree[child]:
+                order.append(child)
+    if max(depth, default=0) < BAND:
+        return []
+    hold = {
+        child
+        for node, kids in enumerate(children)
+        for child in kids
+        if children[child] and depth[child] // BAND != depth[node] // BAND
+    }
+    return sorted(hold, key=depth.__getitem__)
 
 
 def protect(wrappers: Iterable[Any], roots: Iterable[Any] = ()) -> int:
@@ -139,7 +142,7 @@ def release_free(*, interruptible: bool = False) -> int:
         while True:
             progress = 0
             for key in list(_held):
-                if interruptible and _exiting:
+                if interruptible and _exiting.is_set():
                     return released + progress
                 if key in _held and sys.getrefcount(_held[key]) <= _ONLY_OURS:
                     del _held[key]
@@ -167,12 +170,10 @@ def drain(timeout: float = 10.0) -> bool:
 
 
 def _run_worker() -> None:
-    while not _exiting:
-        try:
+    while not _exiting.is_set():
+        with contextlib.suppress(queue.Empty):
             _wakeups.get(timeout=POLL_SECONDS if _held else None)
-        except queue.Empty:
-            pass
-        if _exiting:
+        if _exiting.is_set():
             return
         if _held:
             release_free(interruptible=True)
@@ -182,10 +183,10 @@ def _ensure_worker() -> None:
     global _worker
     if _worker is not None and _worker.is_alive():
         return
-    previous = threading.stack_size()
+    previous: int | None = threading.stack_size()
     try:
         threading.stack_size(_WORKER_STACK)
-    except (ValueError, RuntimeError):
+    except (ValueError, RuntimeError):  # platforms that cannot set thread stack sizes
         previous = None
     try:
         _worker = threading.Thread(target=_run_worker, name="gradprobe-deepfree", daemon=True)
@@ -196,8 +197,7 @@ def _ensure_worker() -> None:
 
 
 def _at_exit() -> None:
-    global _exiting
-    _exiting = True
+    _exiting.set()
     _wakeups.put(None)
     worker = _worker
     if worker is not None and worker is not threading.current_thread():

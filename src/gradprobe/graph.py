@@ -14,10 +14,10 @@ reads better; the data keeps autograd's direction.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -115,19 +115,19 @@ class Node:
         if self.leaf is not None:
             return self.leaf.name or "AccumulateGrad"
         name = self.name
-        if name.endswith("Backward0") or name.endswith("Backward1"):
+        if name.endswith(("Backward0", "Backward1")):
             return name[: -len("Backward0")]
         if name.endswith("Backward"):
             return name[: -len("Backward")]
         return name
 
 
-@dataclass(frozen=True)
-class Edge:
+class Edge(NamedTuple):
     """``next_functions[slot]`` of node ``src`` is ``(node dst, input_nr)``.
 
     ``slot`` is the index of the forward input this gradient belongs to; ``input_nr`` is
-    which output of ``dst``'s forward op fed it.
+    which output of ``dst``'s forward op fed it. (A named tuple rather than a dataclass:
+    graphs have as many edges as nodes, and tuples are cheaper to build and store.)
     """
 
     src: int
@@ -183,8 +183,6 @@ class Graph:
     roots: tuple[Root, ...]
     truncated: Truncation | None = None
     notes: tuple[str, ...] = ()
-    depth: int = 0
-    """Longest path, in nodes, from a root to a node without next functions."""
 
     # -- navigation -------------------------------------------------------------------------
 
@@ -222,6 +220,25 @@ class Graph:
 
     # -- summaries ---------------------------------------------------------------------------
 
+    @cached_property
+    def depth(self) -> int:
+        """Nodes on the longest path from a root to a node without next functions."""
+        indegree = [0] * len(self.nodes)
+        for edge in self.edges:
+            indegree[edge.dst] += 1
+        level = [1] * len(self.nodes)
+        ready = [i for i, count in enumerate(indegree) if not count]
+        children = self._children
+        while ready:
+            node = ready.pop()
+            for edge in children[node]:
+                if level[node] + 1 > level[edge.dst]:
+                    level[edge.dst] = level[node] + 1
+                indegree[edge.dst] -= 1
+                if not indegree[edge.dst]:
+                    ready.append(edge.dst)
+        return max(level, default=0)
+
     @property
     def leaves(self) -> tuple[Leaf, ...]:
         """Every ``AccumulateGrad`` target, in traversal order."""
@@ -252,10 +269,21 @@ class Graph:
 
     def to_dict(self) -> dict[str, Any]:
         """The graph as JSON-ready builtins (lists, dicts, strings, numbers)."""
-        data = asdict(self)
-        for node in data["nodes"]:
-            node["metadata"] = dict(node["metadata"])
-        return data
+        nodes = []
+        for node in self.nodes:
+            item = {f.name: getattr(node, f.name) for f in fields(node)}
+            item["saved"] = [asdict(saved) for saved in node.saved]
+            item["leaf"] = asdict(node.leaf) if node.leaf is not None else None
+            item["metadata"] = dict(node.metadata)
+            nodes.append(item)
+        return {
+            "nodes": nodes,
+            "edges": [edge._asdict() for edge in self.edges],
+            "roots": [asdict(root) for root in self.roots],
+            "truncated": asdict(self.truncated) if self.truncated is not None else None,
+            "notes": list(self.notes),
+            "depth": self.depth,
+        }
 
     # -- display -----------------------------------------------------------------------------
 

@@ -1,0 +1,61 @@
+"""Developer tasks: ``nox -s tests lint typecheck docs``; ``bench`` and ``tests_torch214`` on demand."""
+
+from __future__ import annotations
+
+import nox
+
+nox.needs_version = ">=2024.3.2"
+nox.options.sessions = ["tests", "lint", "typecheck", "docs"]
+nox.options.default_venv_backend = "venv"
+
+TORCH = "torch==2.13.0"  # the CPU build; install torch before gradprobe so pip never swaps it
+
+
+def _install(session: nox.Session, extras: str = "test", torch: str = TORCH) -> None:
+    session.install(torch)
+    session.install("-e", f".[{extras}]")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The test suite on torch 2.13."""
+    _install(session)
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(name="tests_torch214", default=False)
+def tests_torch214(session: nox.Session) -> None:
+    """The test suite on torch 2.14.1 (node_creation_hook exists there)."""
+    _install(session, torch="torch==2.14.1")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff: lint and formatting."""
+    session.install("ruff")
+    session.run("ruff", "check", "src", "tests", "benchmarks", "docs", "noxfile.py")
+    session.run("ruff", "format", "--check", "src", "tests", "benchmarks", "docs", "noxfile.py")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on the package."""
+    _install(session, extras="test")
+    session.install("mypy")
+    session.run("mypy")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Regenerate the real outputs shown in docs/ (text reports, SVGs)."""
+    _install(session)
+    session.run("python", "docs/generate.py")
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Benchmarks: ratios against baselines measured in the same run."""
+    _install(session, extras="test,bench")
+    session.run("python", "benchmarks/bench_trace.py", *session.posargs)
+    session.run("python", "benchmarks/bench_render.py", *session.posargs)

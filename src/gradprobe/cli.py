@@ -1,0 +1,82 @@
+"""The ``gradprobe`` command line (also ``python -m gradprobe``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    from gradprobe import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="gradprobe",
+        description="See, explain and test what PyTorch's autograd does.",
+    )
+    parser.add_argument("--version", action="version", version=f"gradprobe {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    demo = commands.add_parser(
+        "demo",
+        help="trace a small model with a real autograd mistake and explain it",
+        description="Trace a classifier whose .detach() cuts its feature layers out of the "
+        "graph, print the report and write the graph as SVG.",
+    )
+    demo.add_argument(
+        "--svg",
+        type=Path,
+        default=Path("gradprobe-demo.svg"),
+        metavar="PATH",
+        help="where to write the graph (default: %(default)s)",
+    )
+    demo.add_argument("--no-svg", action="store_true", help="do not render the graph")
+    return parser
+
+
+def _demo(svg: Path | None) -> int:
+    from rich.console import Console
+
+    import gradprobe
+    from gradprobe import demo
+
+    console = Console(highlight=False)
+    model, x, loss = demo.build()
+    console.rule("gradprobe demo: a classifier whose feature layers never learn")
+    console.print("forward:  logits = head(features(x).detach());  loss = cross_entropy(...)\n")
+    graph = gradprobe.trace(loss, model=model, names={"x": x, "loss": loss})
+    console.print(graph)
+    loss.backward()
+    report = gradprobe.leaf_report(graph, model, {"x": x})
+    console.print()
+    console.print(report)
+    stuck = [row.name for row in report.missing_grad if row.kind == "parameter"]
+    console.print()
+    if stuck:
+        console.print(
+            f"[bold red]{len(stuck)} of {len(list(model.parameters()))} parameters got no "
+            f"gradient:[/] {', '.join(stuck)}"
+        )
+        console.print(
+            "They are not in the graph of the loss: something between them and the loss "
+            "cut it (here the .detach() in forward). Remove it and they train."
+        )
+    if svg is not None:
+        path = gradprobe.save_svg(graph, svg)
+        console.print(f"\ngraph written to {path}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if args.command == "demo":
+        return _demo(None if args.no_svg else args.svg)
+    _parser().print_help(sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Terminal views (rich) of graphs and leaf reports. Consumes data only; never walks autograd."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from gradprobe.graph import Graph
+    from gradprobe.leaves import LeafReport
+
+__all__ = ["graph_summary", "leaf_table", "to_text"]
+
+_TOP_OPS = 6
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(size) for size in shape) + ")" if shape else "scalar"
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    total = 1
+    for size in shape:
+        total *= size
+    return total
+
+
+def graph_summary(graph: Graph) -> RenderableType:
+    """A few lines: size, roots, parameters, the commonest ops, and any notes."""
+    params = graph.parameters
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row(
+        "graph",
+        f"{len(graph.nodes)} nodes, {len(graph.edges)} edges, depth {graph.depth}",
+    )
+    for root in graph.roots:
+        where = graph.nodes[root.node].name if root.node is not None else "no grad_fn"
+        table.add_row("root", Text(f"{root.name} {_shape(root.shape)} {root.dtype} ← {where}"))
+    table.add_row(
+        "parameters",
+        f"{len(params)} reached ({sum(_numel(p.shape) for p in params):,} values); "
+        f"{sum(1 for p in params if p.has_grad)} with .grad",
+    )
+    table.add_row("saved tensors", str(graph.saved_count))
+    ops = Counter(node.name for node in graph.nodes if node.kind != "accumulate_grad")
+    if ops:
+        common = ", ".join(f"{name} ×{count}" for name, count in ops.most_common(_TOP_OPS))
+        table.add_row("ops", common)
+    parts: list[RenderableType] = [table]
+    parts.extend(Text(f"note: {note}", style="yellow") for note in graph.notes)
+    return Group(*parts)
+
+
+def _flag(value: bool | None) -> Text:
+    if value is None:
+        return Text("–", style="dim")
+    return Text("yes", style="green") if value else Text("no", style="red")
+
+
+def leaf_table(report: LeafReport) -> RenderableType:
+    """One row per tensor, those missing a ``.grad`` first; the reasons grouped below."""
+    title = "leaves and named tensors"
+    if report.graph_roots:
+        title += " (graph of " + ", ".join(report.graph_roots) + ")"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    widest = max((len(row.name) for row in report.rows), default=6)
+    table.add_column("tensor", overflow="fold", min_width=min(widest, 40))
+    table.add_column("kind", no_wrap=True)
+    table.add_column("shape", overflow="fold")
+    table.add_column("is_leaf", no_wrap=True)
+    table.add_column("requires\ngrad", no_wrap=True)
+    table.add_column("retains\ngrad", no_wrap=True)
+    table.add_column(".grad", no_wrap=True)
+    rows = sorted(report.rows, key=lambda row: row.has_grad or not row.requires_grad)
+    reasons: dict[str, list[str]] = {}
+    for row in rows:
+        table.add_row(
+            Text(row.name),
+            row.kind,
+            _shape(row.shape),
+            _flag(row.is_leaf),
+            _flag(row.requires_grad),
+            _flag(row.retains_grad),
+            Text("set", style="green") if row.has_grad else Text("None", style="red"),
+        )
+        if row.note and row.requires_grad:
+            reasons.setdefault(row.note, []).append(row.name)
+    if not reasons:
+        return table
+    lines = [Text("why .grad is None:", style="bold")]
+    for reason, names in reasons.items():
+        line = Text("  • ")
+        line.append(", ".join(names), style="bold")
+        line.append(f": {reason}")
+        lines.append(line)
+    return Group(table, *lines)
+
+
+def to_text(renderable: object, width: int = 110) -> str:
+    """Render anything rich can print to plain text (no colour), e.g. for logs and tests."""
+    console = Console(width=width, record=True, color_system=None, file=_Null())
+    console.print(renderable)
+    return console.export_text()
+
+
+class _Null:
+    """A file that swallows writes: the console only records."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        return None
