@@ -22,6 +22,7 @@ from gradprobe.trace import trace
 __version__ = "0.1.0"
 
 __all__ = [
+    "__version__",
     "Edge",
     "GradprobeError",
     "GradprobeTypeError",
@@ -30,14 +31,13 @@ __all__ = [
     "Graph",
     "GraphvizNotFoundError",
     "Leaf",
+    "leaf_report",
     "LeafReport",
     "LeafRow",
     "Node",
     "RenderError",
     "Root",
     "SavedTensor",
-    "Truncation",
-    "__version__",
-    "leaf_report",
     "trace",
+    "Truncation",
 ]

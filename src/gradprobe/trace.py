@@ -314,7 +314,7 @@ class _Walk:
                 "id": node_id,
                 "name": fn.name(),
                 "kind": plan.kind,
-                "sequence_nr": None if sequence_nr == _NO_SEQUENCE else sequence_nr,
+                "sequence_nr": sequence_nr,
                 "saved": saved,
                 "leaf": None,
                 "freed": freed,
@@ -347,9 +347,11 @@ class _Walk:
 
     def run(self, tensors: list[torch.Tensor]) -> Graph:
         # Breadth-first: discovery order is visiting order, so `fns` is the queue and a
-        # node's id is its index in it.
+        # node's id is its index in it. `seqs` holds each node's sequence number (-1 for
+        # AccumulateGrad) for the deep-free bands, see _deepfree.hold_points_by_sequence.
         seen: dict[Any, int] = {}
         fns: list[Any] = []
+        seqs: list[int] = []
         limit = self.limit if self.limit is not None else -1
         dropped: set[Any] = set()
         root_ids: list[int | None] = []
@@ -364,6 +366,8 @@ class _Walk:
                 else:
                     node_id = seen[fn] = len(fns)
                     fns.append(fn)
+                    sequence_nr = fn._sequence_nr()
+                    seqs.append(-1 if sequence_nr == _NO_SEQUENCE else sequence_nr)
             root_ids.append(node_id)
 
         plans: dict[type, _Plan] = {}
@@ -372,20 +376,23 @@ class _Walk:
         add_node = nodes.append
         add_edge = edges.append
         add_fn = fns.append
+        add_seq = seqs.append
         lookup = seen.get
-        children: list[list[int]] = []  # dst ids per node, for the deep-free bands
-        add_children = children.append
         table_get = self.table.get
         device_of = self.device
         devices = self.devices
         dtypes = _dtype_names
+        band = _deepfree.BAND
+        crossings: list[int] = []  # nodes entered from another band of sequence numbers
+        monotonic = True  # every edge goes to a lower sequence number (single thread)
         position = 0
         while position < len(fns):
             fn = fns[position]
             plan = plans.get(type(fn))
             if plan is None:
                 plan = plans[type(fn)] = _Plan(fn)
-            if plan.slots:  # the common built-in op that saved tensors, inlined for speed
+            sequence_nr = seqs[position]
+            if plan.kind == "op":  # built-in ops, the vast majority: inlined for speed
                 saved: list[SavedTensor] = []
                 missing = 0
                 for attr, slot_name, is_output in plan.slots:
@@ -416,7 +423,6 @@ class _Walk:
                         },
                     )
                     saved.append(item)
-                sequence_nr = fn._sequence_nr()
                 node = _new(Node)
                 _set(
                     node,
@@ -430,7 +436,7 @@ class _Walk:
                         "leaf": None,
                         # An unneeded slot also reads as None (x * 2.0 saves no `self`), so
                         # a node counts as freed only when every slot it has is empty.
-                        "freed": missing == len(plan.slots),
+                        "freed": bool(missing) and missing == len(plan.slots),
                         "metadata": _EMPTY,
                     },
                 )
@@ -438,7 +444,6 @@ class _Walk:
             else:
                 add_node(self.node(position, fn, plan))
             slot = 0
-            kids: list[int] = []
             for nxt, input_nr in fn.next_functions:
                 if nxt is not None:
                     dst = lookup(nxt)
@@ -449,14 +454,25 @@ class _Walk:
                             continue
                         dst = seen[nxt] = len(fns)
                         add_fn(nxt)
+                        child_nr = nxt._sequence_nr()
+                        add_seq(-1 if child_nr == _NO_SEQUENCE else child_nr)
                     add_edge(_tuple_new(Edge, (position, dst, slot, input_nr)))
-                    kids.append(dst)
+                    child_nr = seqs[dst]
+                    if child_nr >= 0:
+                        if child_nr >= sequence_nr:
+                            monotonic = False
+                        elif child_nr // band != sequence_nr // band:
+                            crossings.append(dst)
                 slot += 1
-            add_children(kids)
             position += 1
 
-        if len(nodes) > _deepfree.BAND:  # a shorter graph cannot hold a deeper path
-            hold = _deepfree.hold_points(children)
+        if len(nodes) > band:  # a smaller graph cannot hold a longer path
+            hold = _deepfree.hold_points_by_sequence(seqs, crossings) if monotonic else None
+            if hold is None:
+                children: list[list[int]] = [[] for _ in nodes]
+                for edge in edges:
+                    children[edge.src].append(edge.dst)
+                hold = _deepfree.hold_points(children)
             if hold:
                 _deepfree.protect((fns[i] for i in hold), roots=tensors)
 

@@ -1,0 +1,35 @@
+"""The public surface: one sorted __all__, everything in it importable and documented."""
+
+from __future__ import annotations
+
+import types
+
+import gradprobe
+
+
+def test_all_is_complete_and_sorted() -> None:
+    public = [
+        name
+        for name, value in vars(gradprobe).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    ]
+    assert sorted(gradprobe.__all__) == sorted([*public, "__version__"])
+    assert gradprobe.__all__ == sorted(gradprobe.__all__, key=str.casefold)
+
+
+def test_every_public_name_has_a_docstring() -> None:
+    for name in gradprobe.__all__:
+        if name == "__version__":
+            continue
+        assert getattr(gradprobe, name).__doc__, name
+
+
+def test_errors_inherit_the_builtin_a_caller_would_catch() -> None:
+    assert issubclass(gradprobe.GradprobeTypeError, TypeError)
+    assert issubclass(gradprobe.GradprobeValueError, ValueError)
+    assert issubclass(gradprobe.GraphvizNotFoundError, gradprobe.RenderError)
+    assert issubclass(gradprobe.RenderError, RuntimeError)
+    for name in gradprobe.__all__:
+        value = getattr(gradprobe, name)
+        if isinstance(value, type) and issubclass(value, Exception) and not issubclass(value, Warning):
+            assert issubclass(value, gradprobe.GradprobeError), name
