@@ -1,0 +1,403 @@
+"""A :class:`~gradprobe.graph.Graph` as Graphviz DOT text, in pure Python.
+
+The text depends only on the graph's data: ids come from ``node.id`` (``n12``) and from
+the order of clusters and boxes, never from ``id()``, so the same program gives
+byte-identical DOT every run (golden files and diffs work).
+
+Every label is an HTML-like label built by :func:`html_text`, which escapes everything a
+name could smuggle in: markup (``<script>``), quotes, entities, Graphviz's own backslash
+escapes (``\\N`` expands to the node id, ``\\G`` to the graph name) and control characters
+that XML, and so SVG, cannot hold.
+
+Edges are drawn in forward (data-flow) direction: from an input or parameter to the op
+that reads it, down to the outputs at the bottom. The graph keeps autograd's direction.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from gradprobe._layout import Box, Cluster, Detail, View, build_view, node_key
+from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
+from gradprobe.graph import Graph, Leaf, Node, Root, SavedTensor
+
+__all__ = ["RankDir", "html_text", "to_dot"]
+
+RankDir = Literal["TB", "LR", "BT", "RL"]
+
+_DETAILS = ("auto", "full", "collapsed")
+_RANKDIRS = ("TB", "LR", "BT", "RL")
+_MAX_TEXT = 80
+_MAX_SAVED = 6
+_MAX_METADATA = 3
+
+_FONT = "Helvetica"
+_GREY = "#666666"
+_RED = "#c62828"
+_FILL = {
+    "op": "#f2f2f2",
+    "custom_function": "#ede7f6",
+    "checkpoint": "#fff3e0",
+    "compiled": "#fff3e0",
+    "parameter": "#e3f2fd",
+    "buffer": "#e3f2fd",
+    "input": "#e8f5e9",
+    "tensor": "#e8f5e9",
+    "root": "#fff9c4",
+    "box": "#eceff1",
+    "note": "#fffde7",
+}
+_CLUSTER_FILLS = ("#fafafa", "#f3f6fa", "#f7f3fa", "#f3faf5")
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+
+
+def to_dot(
+    graph: Graph,
+    *,
+    detail: Detail = "auto",
+    rankdir: RankDir = "TB",
+    show_saved: bool = True,
+) -> str:
+    """The graph as DOT text, ready for ``dot -Tsvg`` (or :func:`gradprobe.render.to_svg`).
+
+    Args:
+        graph: what :func:`gradprobe.trace` returned.
+        detail: ``"full"`` draws every node; ``"collapsed"`` draws repeated blocks once
+            and boxes the rest; ``"auto"`` (default) is full up to 250 nodes.
+        rankdir: Graphviz layout direction: ``"TB"`` puts inputs at the top, outputs at
+            the bottom; ``"LR"`` left to right.
+        show_saved: list each node's saved tensors (shape, dtype, version) in its label.
+
+    Returns:
+        DOT source text; the same graph always gives the same bytes.
+
+    Raises:
+        GradprobeTypeError: ``graph`` is not a :class:`~gradprobe.graph.Graph`.
+        GradprobeValueError: an unknown ``detail`` or ``rankdir``.
+
+    Example:
+        >>> import torch, gradprobe
+        >>> w = torch.ones(3, requires_grad=True)
+        >>> text = to_dot(gradprobe.trace((w * 2).sum(), names={"w": w}))
+        >>> text.splitlines()[0]
+        'digraph gradprobe {'
+        >>> "n2 -> n1" in text  # w's AccumulateGrad feeds Mul (forward direction)
+        True
+    """
+    _check(graph, detail, rankdir)
+    view = build_view(graph, detail)
+    return _Writer(graph, view, rankdir, show_saved).write()
+
+
+def _check(graph: object, detail: object, rankdir: object) -> None:
+    if not isinstance(graph, Graph):
+        msg = (
+            f"to_dot() draws a gradprobe Graph, got {describe(graph)}. "
+            "Trace the tensor first: to_dot(gradprobe.trace(loss, model=model))."
+        )
+        raise GradprobeTypeError(msg)
+    if detail not in _DETAILS:
+        msg = (
+            f"to_dot(detail={detail!r}) is not a known level of detail; "
+            f"use one of {', '.join(map(repr, _DETAILS))}."
+        )
+        raise GradprobeValueError(msg)
+    if rankdir not in _RANKDIRS:
+        msg = (
+            f"to_dot(rankdir={rankdir!r}) is not a Graphviz rank direction; "
+            f"use one of {', '.join(map(repr, _RANKDIRS))}."
+        )
+        raise GradprobeValueError(msg)
+
+
+# -- escaping ---------------------------------------------------------------------------------
+
+
+def html_text(text: str, limit: int = _MAX_TEXT) -> str:
+    """``text`` made safe inside a Graphviz HTML-like label, shortened to ``limit`` characters.
+
+    Control characters show as Python escapes (``\\n``), markup characters become
+    entities, and backslashes are doubled so Graphviz does not expand ``\\N`` or ``\\G``.
+
+    Example:
+        >>> html_text('<script>alert("x")</script>')
+        '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;'
+        >>> html_text("a\\\\N")
+        'a\\\\\\\\N'
+    """
+    if len(text) > limit:
+        # Keep the end: for dotted names (encoder.layers.11.linear2.weight) it says most.
+        text = "…" + text[-(limit - 1) :]
+    out: list[str] = []
+    for char in text:
+        code = ord(char)
+        if code < 0x20 or 0x7F <= code <= 0x9F:
+            char = _ESCAPES.get(char, f"\\x{code:02x}")
+        elif 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):
+            char = "\ufffd"  # lone surrogates and non-characters cannot be written as XML
+        out.append(char)
+    safe = "".join(out).replace("\\", "\\\\")
+    return "".join(_ENTITIES.get(char, char) for char in safe)
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return str(tuple(shape)) if shape else "scalar"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def _font(text: str, *, size: int | None = None, color: str | None = None) -> str:
+    attrs = ""
+    if size is not None:
+        attrs += f' POINT-SIZE="{size}"'
+    if color is not None:
+        attrs += f' COLOR="{color}"'
+    return f"<FONT{attrs}>{text}</FONT>" if attrs else text
+
+
+def _label(lines: Iterable[str]) -> str:
+    return "<" + "<BR/>".join(lines) + ">"
+
+
+def _attrs(**attrs: str) -> str:
+    """DOT attributes; values are quoted, except HTML labels (already ``<...>``)."""
+    parts = []
+    for name, value in attrs.items():
+        if name == "label":
+            parts.append(f"label={value}")
+        else:
+            parts.append(f'{name}="{value}"')
+    return "[" + ", ".join(parts) + "]"
+
+
+class _Writer:
+    def __init__(self, graph: Graph, view: View, rankdir: str, show_saved: bool) -> None:
+        self.graph = graph
+        self.view = view
+        self.rankdir = rankdir
+        self.show_saved = show_saved
+        self.lines: list[str] = []
+        self.clusters = 0
+
+    def write(self) -> str:
+        self.lines = [
+            "digraph gradprobe {",
+            (
+                f'  graph [rankdir="{self.rankdir}", fontname="{_FONT}", fontsize="10", '
+                'nodesep="0.25", ranksep="0.3", newrank="true", labeljust="l"]'
+            ),
+            (
+                f'  node [shape="box", style="rounded,filled", fontname="{_FONT}", '
+                'fontsize="10", margin="0.1,0.04", height="0.3", penwidth="0.8"]'
+            ),
+            f'  edge [arrowsize="0.6", color="{_GREY}"]',
+        ]
+        self.cluster_body(self.view.top, "  ")
+        self.roots()
+        self.notes()
+        # Leaves sit beside the op that reads them (minlen=0 allows the same rank). A leaf
+        # one rank above its reader would stretch the reader's cluster up into the rank
+        # of the previous block's last op, and dot then sets consecutive blocks side by
+        # side: a staircase instead of a column.
+        leaves = {node_key(node.id) for node in self.graph.nodes if node.leaf is not None}
+        for edge in self.view.edges:
+            # Forward direction: the input (dst) feeds the node that lists it (src).
+            attrs = {}
+            if edge.dst in leaves:
+                attrs["minlen"] = "0"
+            if edge.count > 1:
+                attrs["penwidth"] = f"{min(1 + edge.count / 4, 3):g}"
+            extra = f" {_attrs(**attrs)}" if attrs else ""
+            self.lines.append(f"  {edge.dst} -> {edge.src}{extra}")
+        self.lines.append("}")
+        return "\n".join(self.lines) + "\n"
+
+    # -- clusters -----------------------------------------------------------------------------
+
+    def cluster_body(self, cluster: Cluster, indent: str) -> None:
+        for node_id in cluster.nodes:
+            node = self.graph.nodes[node_id]
+            self.lines.append(f"{indent}{node_key(node_id)} {self.node_attrs(node, cluster)}")
+        for box in cluster.boxes:
+            self.lines.append(f"{indent}{box.key} {self.box_attrs(box)}")
+        for child in cluster.children:
+            self.subgraph(child, indent)
+
+    def subgraph(self, cluster: Cluster, indent: str) -> None:
+        number = self.clusters
+        self.clusters += 1
+        depth = cluster.module.count(".")
+        fill = _CLUSTER_FILLS[depth % len(_CLUSTER_FILLS)]
+        self.lines.append(f"{indent}subgraph cluster_{number} {{")
+        inner = indent + "  "
+        label = _label([_font(html_text(cluster.module), size=9)])
+        attrs = _attrs(label=label, style="rounded,filled", fillcolor=fill, color="#bbbbbb")
+        self.lines.append(f"{inner}graph {attrs}")
+        self.cluster_body(cluster, inner)
+        self.lines.append(f"{indent}}}")
+
+    # -- nodes --------------------------------------------------------------------------------
+
+    def node_attrs(self, node: Node, cluster: Cluster) -> str:
+        if node.leaf is not None:
+            return self.leaf_attrs(node.leaf)
+        lines = [f"<B>{html_text(node.label)}</B>"]
+        where = self.local_module(node.id, cluster)
+        if where:
+            lines.append(_font(html_text(where), size=8, color=_GREY))
+        if node.kind != "op":
+            lines.append(_font(html_text(node.kind.replace("_", " ")), size=8, color=_GREY))
+        for key, value in sorted(node.metadata.items())[:_MAX_METADATA]:
+            text = value if key == "forward" else f"{key}: {value}"
+            lines.append(_font(html_text(text), size=8, color=_GREY))
+        # Stale saved tensors come first and are never cut off: they are the reason to look.
+        stale = [s for s in node.saved if s.stale]
+        fresh = [s for s in node.saved if not s.stale] if self.show_saved else []
+        if node.freed:
+            lines.append(_font("saved tensors freed by backward()", size=8, color=_RED))
+        else:
+            room = max(_MAX_SAVED - len(stale), 0)
+            lines.extend(self.saved_line(s) for s in stale + fresh[:room])
+            if len(fresh) > room:
+                lines.append(_font(f"+{len(fresh) - room} more saved", size=8, color=_GREY))
+        attrs = {"label": _label(lines), "fillcolor": _FILL.get(node.kind, _FILL["op"])}
+        if node.freed:
+            attrs["style"] = "rounded,filled,dashed"
+            attrs["fontcolor"] = _GREY
+        if stale:
+            attrs["color"] = _RED
+            attrs["penwidth"] = "2"
+        return _attrs(**attrs)
+
+    def local_module(self, node_id: int, cluster: Cluster) -> str:
+        """The leaf module (``conv1``) a node belongs to, relative to its cluster."""
+        modules = self.view.modules
+        if modules is None:
+            return ""
+        module = modules[node_id]
+        prefix = cluster.module + "." if cluster.module else ""
+        if not module.startswith(prefix) or module == cluster.module:
+            return ""
+        return module[len(prefix) :]
+
+    def saved_line(self, saved: SavedTensor) -> str:
+        named = f"{saved.name} " if saved.name else ""
+        text = f"{saved.slot}: {named}{_shape(saved.shape)} {saved.dtype}"
+        if saved.device != "cpu":
+            text += f" {saved.device}"
+        now = "?" if saved.version_now is None else str(saved.version_now)
+        if saved.stale:
+            version = f" saved v{saved.version_saved} → now v{now} STALE"
+            return _font(html_text(text, 2 * _MAX_TEXT) + html_text(version), size=8, color=_RED)
+        return _font(html_text(f"{text} v{now}", 2 * _MAX_TEXT), size=8)
+
+    def leaf_attrs(self, leaf: Leaf) -> str:
+        name = leaf.name if leaf.name is not None else "tensor"
+        detail = f"{_shape(leaf.shape)} {leaf.dtype}"
+        if leaf.device != "cpu":
+            detail += f" {leaf.device}"
+        grad = "grad ✓" if leaf.has_grad else "no grad"
+        lines = [
+            f"<B>{html_text(name)}</B>",
+            _font(html_text(detail), size=8),
+            _font(grad, size=8, color=_GREY),
+        ]
+        return _attrs(label=_label(lines), fillcolor=_FILL[leaf.kind])
+
+    def box_attrs(self, box: Box) -> str:
+        each = f"{_plural(box.nodes, 'node')}, {_plural(box.params, 'param')}"
+        if box.kind == "repeat":
+            assert box.like is not None  # repeats always name the block they match
+            blocks = "block" if box.count == 1 else "blocks"
+            lines = [
+                f"<B>× {box.count} more {blocks} like {html_text(box.like)}</B>",
+                _font(f"{html_text(box.first)} … {html_text(box.last)}", size=8),
+                _font(f"{each} each", size=8, color=_GREY),
+            ]
+            shape = "box3d"
+        else:
+            lines = [
+                f"<B>{html_text(box.first)}</B>",
+                _font(f"{each} (collapsed)", size=8, color=_GREY),
+            ]
+            shape = "box"
+        return _attrs(label=_label(lines), shape=shape, style="filled", fillcolor=_FILL["box"])
+
+    # -- roots and notes ----------------------------------------------------------------------
+
+    def roots(self) -> None:
+        for index, root in enumerate(self.graph.roots):
+            key = f"r{index}"
+            self.lines.append(f"  {key} {self.root_attrs(root)}")
+            if root.node is not None:
+                self.lines.append(f'  {self.view.keys[root.node]} -> {key} [style="bold"]')
+
+    def root_attrs(self, root: Root) -> str:
+        lines = [
+            f"<B>{html_text(root.name)}</B>",
+            _font(html_text(f"{_shape(root.shape)} {root.dtype}"), size=8),
+        ]
+        if root.node is None:
+            lines.append(_font("no autograd graph", size=8, color=_RED))
+        return _attrs(
+            label=_label(lines),
+            shape="oval",
+            style="filled,bold",
+            fillcolor=_FILL["root"],
+        )
+
+    def notes(self) -> None:
+        graph, view = self.graph, self.view
+        lines: list[str] = []
+        if graph.truncated is not None:
+            cut = graph.truncated
+            lines.append(
+                _font(
+                    f"⚠ truncated at max_nodes={cut.max_nodes}: "
+                    f"{cut.unexplored}+ nodes reached but not traced",
+                    color=_RED,
+                )
+            )
+        if graph.freed:
+            lines.append(_font("⚠ freed: backward() already released saved tensors", color=_RED))
+        if view.hidden:
+            boxes = sum(1 for _ in _boxes(view.top))
+            lines.extend(
+                _wrapped(
+                    f"collapsed view: {view.hidden} of {len(graph.nodes)} nodes are inside "
+                    f"{_plural(boxes, 'box')}; detail='full' draws every node"
+                )
+            )
+        elif view.detail == "collapsed" and view.modules is None:
+            lines.extend(
+                _wrapped(
+                    "no parameter names, so nothing could be grouped or collapsed: "
+                    "pass model= to gradprobe.trace()"
+                )
+            )
+        for note in graph.notes:
+            lines.extend(_font(line, size=8) for line in _wrapped(note))
+        if lines:
+            self.lines.append(
+                f"  notes {_attrs(label=_label(lines), shape='note', fillcolor=_FILL['note'])}"
+            )
+
+
+def _wrapped(text: str, width: int = 72) -> list[str]:
+    """``text`` escaped, in lines of at most ``width`` characters (notes can be long)."""
+    return [html_text(line, 4 * width) for line in textwrap.wrap(text, width) or [""]]
+
+
+def _boxes(cluster: Cluster) -> Iterable[Box]:
+    yield from cluster.boxes
+    for child in cluster.children:
+        yield from _boxes(child)
