@@ -17,12 +17,12 @@ from gradprobe.errors import (
 )
 from gradprobe.graph import Edge, Graph, Leaf, Node, Root, SavedTensor, Truncation
 from gradprobe.leaves import LeafReport, LeafRow, leaf_report
+from gradprobe.render import save_svg, to_dot, to_svg
 from gradprobe.trace import trace
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "__version__",
     "Edge",
     "GradprobeError",
     "GradprobeTypeError",
@@ -31,13 +31,17 @@ __all__ = [
     "Graph",
     "GraphvizNotFoundError",
     "Leaf",
-    "leaf_report",
     "LeafReport",
     "LeafRow",
     "Node",
     "RenderError",
     "Root",
     "SavedTensor",
-    "trace",
     "Truncation",
+    "__version__",
+    "leaf_report",
+    "save_svg",
+    "to_dot",
+    "to_svg",
+    "trace",
 ]

@@ -39,33 +39,9 @@ def _parser() -> argparse.ArgumentParser:
 def _demo(svg: Path | None) -> int:
     from rich.console import Console
 
-    import gradprobe
     from gradprobe import demo
 
-    console = Console(highlight=False)
-    model, x, loss = demo.build()
-    console.rule("gradprobe demo: a classifier whose feature layers never learn")
-    console.print("forward:  logits = head(features(x).detach());  loss = cross_entropy(...)\n")
-    graph = gradprobe.trace(loss, model=model, names={"x": x, "loss": loss})
-    console.print(graph)
-    loss.backward()
-    report = gradprobe.leaf_report(graph, model, {"x": x})
-    console.print()
-    console.print(report)
-    stuck = [row.name for row in report.missing_grad if row.kind == "parameter"]
-    console.print()
-    if stuck:
-        console.print(
-            f"[bold red]{len(stuck)} of {len(list(model.parameters()))} parameters got no "
-            f"gradient:[/] {', '.join(stuck)}"
-        )
-        console.print(
-            "They are not in the graph of the loss: something between them and the loss "
-            "cut it (here the .detach() in forward). Remove it and they train."
-        )
-    if svg is not None:
-        path = gradprobe.save_svg(graph, svg)
-        console.print(f"\ngraph written to {path}")
+    demo.run(Console(highlight=False), svg)
     return 0
 
 

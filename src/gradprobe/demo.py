@@ -6,10 +6,18 @@ matching): the loss goes down, training runs, and ``features.*.grad`` stays ``No
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import torch
 from torch import nn
 
-__all__ = ["DetachedClassifier", "build"]
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from gradprobe.graph import Graph
+
+__all__ = ["DetachedClassifier", "build", "run"]
 
 
 class DetachedClassifier(nn.Module):
@@ -22,7 +30,8 @@ class DetachedClassifier(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         features = self.features(x)
-        return self.head(features.detach())  # the mistake: cuts features out of the graph
+        logits: torch.Tensor = self.head(features.detach())  # the mistake: cuts the graph
+        return logits
 
 
 def build(seed: int = 0) -> tuple[DetachedClassifier, torch.Tensor, torch.Tensor]:
@@ -34,3 +43,33 @@ def build(seed: int = 0) -> tuple[DetachedClassifier, torch.Tensor, torch.Tensor
     target = torch.tensor([0, 2, 1, 0])
     loss = nn.functional.cross_entropy(model(x), target)
     return model, x, loss
+
+
+def run(console: Console, svg: Path | None = None) -> Graph:
+    """Trace, backward, and print the report of ``gradprobe demo``; returns the graph."""
+    import gradprobe
+
+    model, x, loss = build()
+    console.rule("gradprobe demo: a classifier whose feature layers never learn")
+    console.print("forward:  logits = head(features(x).detach());  loss = cross_entropy(...)\n")
+    graph = gradprobe.trace(loss, model=model, names={"x": x, "loss": loss})
+    console.print(graph)
+    loss.backward()  # type: ignore[no-untyped-call]
+    report = gradprobe.leaf_report(graph, model, {"x": x})
+    console.print()
+    console.print(report)
+    stuck = [row.name for row in report.missing_grad if row.kind == "parameter"]
+    console.print()
+    if stuck:
+        console.print(
+            f"[bold red]{len(stuck)} of {len(list(model.parameters()))} parameters got no "
+            f"gradient:[/] {', '.join(stuck)}"
+        )
+        console.print(
+            "They are not in the graph of the loss: something between them and the loss "
+            "cut it (here the .detach() in forward). Remove it and they train."
+        )
+    if svg is not None:
+        path = gradprobe.save_svg(graph, svg)
+        console.print(f"\ngraph written to {path}")
+    return graph

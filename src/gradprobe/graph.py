@@ -14,9 +14,8 @@ reads better; the data keeps autograd's direction.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from functools import cached_property
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:
@@ -44,6 +43,44 @@ TensorKind = Literal["parameter", "buffer", "input", "tensor"]
 the ``names`` mapping given to :func:`gradprobe.trace`, or nowhere (unnamed)."""
 
 
+class FrozenMap(Mapping[str, str]):
+    """A read-only, hashable, picklable ``str -> str`` mapping (node metadata)."""
+
+    __slots__ = ("_items",)
+    _items: dict[str, str]
+
+    def __init__(self, items: Mapping[str, str] | None = None) -> None:
+        object.__setattr__(self, "_items", dict(items or {}))
+
+    def __getitem__(self, key: str) -> str:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._items.items())))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self._items) == dict(other)
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._items!r})"
+
+    def __reduce__(self) -> tuple[type[FrozenMap], tuple[dict[str, str]]]:
+        return (FrozenMap, (dict(self._items),))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        msg = "FrozenMap is read-only"
+        raise AttributeError(msg)
+
+
+_NO_METADATA = FrozenMap()
+
+
 @dataclass(frozen=True)
 class Leaf:
     """A tensor that autograd accumulates a gradient into (the target of ``AccumulateGrad``).
@@ -69,7 +106,7 @@ class SavedTensor:
     ``slot`` is the name of the saved argument in PyTorch's derivative formula (``self``,
     ``other``, ``result``, ``mat1``, ...; ``saved_tensors[i]`` for a custom Function).
     ``version_now`` is the tensor's ``_version`` when the graph was traced (``None`` when
-    the tensor has no version counter, e.g. an inference tensor). ``version_saved`` is the
+    the tensor has no version counter, e.g. an inference tensor, or was packed). ``version_saved`` is the
     version at save time; a plain trace cannot know it (PyTorch exposes no such field), so
     it stays ``None`` unless a recorder filled it in.
     """
@@ -82,6 +119,10 @@ class SavedTensor:
     version_saved: int | None = None
     name: str | None = None
     is_output: bool = False
+    packed: str | None = None
+    """Set when ``saved_tensors_hooks`` replaced the tensor (``save_on_cpu``, non-reentrant
+    checkpoint): the type the pack hook returned. Shape and dtype are then those of a
+    tensor found inside it, or unknown (``()`` and ``"unknown"``)."""
 
     @property
     def stale(self) -> bool | None:
@@ -107,7 +148,7 @@ class Node:
     saved: tuple[SavedTensor, ...] = ()
     leaf: Leaf | None = None
     freed: bool = False
-    metadata: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    metadata: Mapping[str, str] = _NO_METADATA
 
     @property
     def label(self) -> str:

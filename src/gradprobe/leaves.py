@@ -99,7 +99,9 @@ def leaf_report(*sources: Source, names: Mapping[str, torch.Tensor] | None = Non
         seen.add(id(tensor))
         rows.append(_row(name, kind, tensor, (name in reached) if graphs else None))
 
-    for source in (*sources, *([names] if names is not None else [])):
+    # Annotated as object: users pass anything, and every branch below is a real check.
+    everything: tuple[object, ...] = (*sources, *([names] if names is not None else []))
+    for source in everything:
         if isinstance(source, Graph):
             continue
         if isinstance(source, torch.nn.Module):
@@ -111,7 +113,8 @@ def leaf_report(*sources: Source, names: Mapping[str, torch.Tensor] | None = Non
             add(f"tensor[{unnamed}]", "tensor", source)
             unnamed += 1
         elif isinstance(source, Mapping):
-            for name, tensor in source.items():
+            for name, value in source.items():
+                tensor: object = value
                 if not isinstance(tensor, torch.Tensor):
                     msg = (
                         f"leaf_report() got {describe(tensor)} for {name!r}; "

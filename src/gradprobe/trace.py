@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Mapping
-from types import MappingProxyType
 from typing import Any
 
 import torch
+from torch import Tensor
 
 from gradprobe import _deepfree
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
 from gradprobe.graph import (
     Edge,
+    FrozenMap,
     Graph,
     Leaf,
     Node,
@@ -203,7 +204,23 @@ def _make(cls: type[Any], fields: dict[str, Any]) -> Any:
     return obj
 
 
-_EMPTY: Mapping[str, str] = MappingProxyType({})
+_EMPTY = FrozenMap()
+
+
+def _really_freed(fn: Any, plan: _Plan) -> bool:
+    """Whether a node whose saved slots all read as None was freed by backward.
+
+    An unneeded slot reads as None too (``addcmul`` saves neither factor when only
+    ``self`` requires grad). Reading the unpacked ``_saved_*`` of a freed slot raises
+    "...backward through the graph a second time...", while an unneeded one returns None.
+    """
+    if not plan.slots:
+        return False
+    try:
+        getattr(fn, "_saved_" + plan.slots[0][1])
+    except RuntimeError:
+        return True
+    return False
 
 
 class _Plan:
@@ -255,8 +272,51 @@ class _Walk:
                 "version_saved": None,
                 "name": named[0] if named else None,
                 "is_output": is_output,
+                "packed": None,
             },
         )
+
+    def unusual_saved(self, slot: str, value: object, is_output: bool) -> list[SavedTensor]:
+        """Saved values that are not plain tensors: tensor lists, and hook-packed objects."""
+        if isinstance(value, tuple) and all(
+            isinstance(item, torch._C._autograd.SavedTensor) for item in value
+        ):  # e.g. IndexBackward0's `indices`
+            out = []
+            for i, item in enumerate(value):
+                tensor = item.data
+                if tensor is None:
+                    continue
+                if isinstance(tensor, Tensor):
+                    out.append(self.saved_tensor(f"{slot}[{i}]", tensor, is_output))
+                else:
+                    out.extend(self.unusual_saved(f"{slot}[{i}]", tensor, is_output))
+            return out
+        # A saved_tensors_hooks pack result: save_on_cpu packs (device, tensor), the
+        # non-reentrant checkpoint a placeholder. Describe a tensor inside it if any.
+        inner = (
+            next(
+                (item for item in value if isinstance(item, Tensor)),
+                None,
+            )
+            if isinstance(value, (tuple, list))
+            else None
+        )
+        fields: dict[str, Any] = {
+            "slot": slot,
+            "shape": (),
+            "dtype": "unknown",
+            "device": "unknown",
+            "version_now": None,
+            "version_saved": None,
+            "name": None,
+            "is_output": is_output,
+            "packed": type(value).__name__,
+        }
+        if inner is not None:
+            fields.update(
+                shape=tuple(inner.shape), dtype=_dtype_name(inner.dtype), device=self.device(inner)
+            )
+        return [_make(SavedTensor, fields)]
 
     def saved(self, fn: Any, plan: _Plan) -> tuple[tuple[SavedTensor, ...], bool]:
         """Saved tensors of one node, and whether backward already freed them."""
@@ -268,19 +328,12 @@ class _Walk:
                 return (), True
             for i, raw in enumerate(raws):
                 tensor = raw.data
-                if tensor is not None:
+                if isinstance(tensor, Tensor):
                     out.append(self.saved_tensor(f"saved_tensors[{i}]", tensor, False))
+                elif tensor is not None:
+                    out.extend(self.unusual_saved(f"saved_tensors[{i}]", tensor, False))
             return tuple(out), False
-        missing = 0
-        for attr, slot, is_output in plan.slots:
-            tensor = getattr(fn, attr).data
-            if tensor is None:
-                missing += 1
-            else:
-                out.append(self.saved_tensor(slot, tensor, is_output))
-        # An unneeded slot also reads as None (x * 2.0 saves no `self`), so a node counts
-        # as freed only when every slot it has is empty.
-        return tuple(out), bool(missing) and missing == len(plan.slots)
+        return tuple(out), False
 
     def leaf(self, fn: Any) -> Leaf:
         variable = fn.variable
@@ -306,7 +359,7 @@ class _Walk:
         metadata = _EMPTY
         if plan.custom:
             forward = fn._forward_cls
-            metadata = MappingProxyType({"forward": f"{forward.__module__}.{forward.__qualname__}"})
+            metadata = FrozenMap({"forward": f"{forward.__module__}.{forward.__qualname__}"})
         sequence_nr = fn._sequence_nr()
         return _make(  # type: ignore[no-any-return]
             Node,
@@ -322,11 +375,15 @@ class _Walk:
             },
         )
 
-    def root(self, index: int, tensor: torch.Tensor, node_id: int | None, count: int) -> Root:
+    def root(
+        self, index: int, tensor: torch.Tensor, node_id: int | None, count: int, cut: bool
+    ) -> Root:
         named = self.table.get(id(tensor))
         name = named[0] if named else ("output" if count == 1 else f"output[{index}]")
         note = None
-        if node_id is None:
+        if cut:
+            note = f"{name} was not traced: max_nodes={self.limit} was reached before it."
+        elif node_id is None:
             note = (
                 f"{name} does not require grad, so it has no autograd graph: it was computed "
                 "under torch.no_grad()/inference_mode, from detached tensors, or only from "
@@ -355,10 +412,12 @@ class _Walk:
         limit = self.limit if self.limit is not None else -1
         dropped: set[Any] = set()
         root_ids: list[int | None] = []
-        for tensor in tensors:
-            fn = tensor.grad_fn
-            if fn is None and tensor.requires_grad:
-                fn = torch.autograd.graph.get_gradient_edge(tensor).node
+        root_fns: list[Any] = []
+        for root in tensors:
+            fn = root.grad_fn
+            if fn is None and root.requires_grad:
+                fn = torch.autograd.graph.get_gradient_edge(root).node
+            root_fns.append(fn)
             node_id = seen.get(fn) if fn is not None else None
             if fn is not None and node_id is None:
                 if len(fns) == limit:
@@ -396,9 +455,15 @@ class _Walk:
                 saved: list[SavedTensor] = []
                 missing = 0
                 for attr, slot_name, is_output in plan.slots:
-                    tensor = getattr(fn, attr).data
+                    raw = getattr(fn, attr)
+                    tensor: Any = raw.data if type(raw) is not tuple else raw
                     if tensor is None:
                         missing += 1
+                        continue
+                    if not isinstance(tensor, Tensor):  # a list slot, or packed by hooks
+                        odd = self.unusual_saved(slot_name, tensor, is_output)
+                        saved.extend(odd)
+                        missing += not odd
                         continue
                     named = table_get(id(tensor))
                     dtype = dtypes.get(tensor.dtype) or _dtype_name(tensor.dtype)
@@ -420,6 +485,7 @@ class _Walk:
                             "version_saved": None,
                             "name": named[0] if named else None,
                             "is_output": is_output,
+                            "packed": None,
                         },
                     )
                     saved.append(item)
@@ -436,7 +502,7 @@ class _Walk:
                         "leaf": None,
                         # An unneeded slot also reads as None (x * 2.0 saves no `self`), so
                         # a node counts as freed only when every slot it has is empty.
-                        "freed": bool(missing) and missing == len(plan.slots),
+                        "freed": missing == len(plan.slots) and _really_freed(fn, plan),
                         "metadata": _EMPTY,
                     },
                 )
@@ -477,8 +543,8 @@ class _Walk:
                 _deepfree.protect((fns[i] for i in hold), roots=tensors)
 
         roots = tuple(
-            self.root(i, tensor, node_id, len(tensors))
-            for i, (tensor, node_id) in enumerate(zip(tensors, root_ids, strict=True))
+            self.root(i, tensor, node_id, len(tensors), cut=node_id is None and fn in dropped)
+            for i, (tensor, node_id, fn) in enumerate(zip(tensors, root_ids, root_fns, strict=True))
         )
         notes = [root.note for root in roots if root.note]
         if any(node.freed for node in nodes):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -107,16 +108,6 @@ def leaf_table(report: LeafReport) -> RenderableType:
 
 def to_text(renderable: object, width: int = 110) -> str:
     """Render anything rich can print to plain text (no colour), e.g. for logs and tests."""
-    console = Console(width=width, record=True, color_system=None, file=_Null())
+    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
     console.print(renderable)
     return console.export_text()
-
-
-class _Null:
-    """A file that swallows writes: the console only records."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-    def flush(self) -> None:
-        return None
