@@ -7,7 +7,10 @@ Example:
     <Graph 3 nodes, 0 params, 2 saved tensors>
 """
 
+from gradprobe.check import CheckReport, check
 from gradprobe.errors import (
+    AutogradError,
+    BackwardWouldFail,
     GradprobeError,
     GradprobeTypeError,
     GradprobeValueError,
@@ -15,6 +18,8 @@ from gradprobe.errors import (
     GraphvizNotFoundError,
     RenderError,
 )
+from gradprobe.explain import explain, explain_error
+from gradprobe.findings import CODES, Code, Finding, Location, make_finding
 from gradprobe.graph import Edge, Graph, Leaf, Node, Root, SavedTensor, Truncation
 from gradprobe.leaves import LeafReport, LeafRow, leaf_report
 from gradprobe.render import save_svg, to_dot, to_svg
@@ -23,7 +28,13 @@ from gradprobe.trace import trace
 __version__ = "0.1.0"
 
 __all__ = [
+    "CODES",
+    "AutogradError",
+    "BackwardWouldFail",
+    "CheckReport",
+    "Code",
     "Edge",
+    "Finding",
     "GradprobeError",
     "GradprobeTypeError",
     "GradprobeValueError",
@@ -33,13 +44,18 @@ __all__ = [
     "Leaf",
     "LeafReport",
     "LeafRow",
+    "Location",
     "Node",
     "RenderError",
     "Root",
     "SavedTensor",
     "Truncation",
     "__version__",
+    "check",
+    "explain",
+    "explain_error",
     "leaf_report",
+    "make_finding",
     "save_svg",
     "to_dot",
     "to_svg",

@@ -6,6 +6,9 @@ the builtin a caller would naturally catch, so ``except TypeError`` keeps workin
     GradprobeError(Exception)
     ├── GradprobeTypeError(GradprobeError, TypeError)     wrong kind of argument
     ├── GradprobeValueError(GradprobeError, ValueError)   right kind, unusable value
+    ├── AutogradError(GradprobeError)                     an autograd error, explained
+    │   ├── BackwardWouldFail(AutogradError, RuntimeError)  check() found it before backward
+    │   └── Explained<Type>(AutogradError, <Type>)          explain() re-raising torch's error
     └── RenderError(GradprobeError, RuntimeError)         a graph could not be rendered
         └── GraphvizNotFoundError(RenderError)            no layout engine installed
 
@@ -17,7 +20,14 @@ not work, and how to fix it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gradprobe.findings import Finding
+
 __all__ = [
+    "AutogradError",
+    "BackwardWouldFail",
     "GradprobeError",
     "GradprobeTypeError",
     "GradprobeValueError",
@@ -37,6 +47,32 @@ class GradprobeTypeError(GradprobeError, TypeError):
 
 class GradprobeValueError(GradprobeError, ValueError):
     """An argument has the right kind but a value gradprobe cannot use."""
+
+
+class AutogradError(GradprobeError):
+    """An autograd error that gradprobe explained; ``findings`` says what went wrong.
+
+    :func:`gradprobe.explain` raises subclasses that also inherit the original exception's
+    type, so ``except RuntimeError`` keeps working.
+    """
+
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def finding(self) -> Finding | None:
+        """The main finding (the first), if any."""
+        return self.findings[0] if self.findings else None
+
+
+class BackwardWouldFail(AutogradError, RuntimeError):
+    """:meth:`gradprobe.check` found that ``backward()`` through this graph would fail."""
+
+    def __init__(self, message: str, findings: tuple[Finding, ...] = ()) -> None:
+        super().__init__(message)
+        self.findings = findings
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (str(self), self.findings))
 
 
 class RenderError(GradprobeError, RuntimeError):

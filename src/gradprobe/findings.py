@@ -1,0 +1,508 @@
+"""Findings: what gradprobe found wrong, in one shape for every analysis.
+
+Every analysis (blame, watch, hooks, saliency, the pytest plugin) reports a
+:class:`Finding`: a registered code (``GP101``), its snake_case ``kind``, a one-line
+``title``, a ``message`` about this occurrence, a ``hint`` saying what to change, the names
+involved, and source :class:`Location` s with roles. ``to_dict()`` gives the JSON shape
+``gradprobe diagnose`` prints.
+
+Codes live in :data:`CODES`, the one registry: GP1xx blame (autograd errors and their
+causes), GP2xx numerics / watch, GP3xx hooks, GP4xx saliency. ``docs/findings.md`` has one
+section per code (``docs/findings.md#gp101``).
+
+Example:
+    >>> from gradprobe.findings import make_finding
+    >>> finding = make_finding("GP103", node="MulBackward0")
+    >>> finding.kind
+    'backward_through_freed_graph'
+    >>> sorted(finding.to_dict())[:4]
+    ['code', 'details', 'doc', 'hint']
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from gradprobe.errors import (
+    AutogradError,
+    BackwardWouldFail,
+    GradprobeTypeError,
+    GradprobeValueError,
+    describe,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+
+__all__ = [
+    "CODES",
+    "AutogradError",
+    "BackwardWouldFail",
+    "Code",
+    "Finding",
+    "Location",
+    "LocationRole",
+    "make_finding",
+]
+
+LocationRole = Literal["cause", "created", "saved", "error", "read", "registered"]
+"""Why a source line is mentioned: ``cause`` is the line to change; ``created`` made the
+tensor or node; ``saved`` is where autograd saved it; ``error`` is where PyTorch raised;
+``read`` is where a value was read; ``registered`` is where a hook was registered."""
+
+_ROLES: frozenset[str] = frozenset(("cause", "created", "saved", "error", "read", "registered"))
+_DOCS = "docs/findings.md"
+
+
+@dataclass(frozen=True)
+class Code:
+    """One registered finding code and its fixed texts."""
+
+    code: str
+    kind: str
+    title: str
+    explanation: str
+    hint: str
+    doc_anchor: str
+
+
+@dataclass(frozen=True)
+class Location:
+    """A source line that matters to a finding, and why (``role``)."""
+
+    file: str
+    line: int
+    role: LocationRole
+    function: str | None = None
+    text: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.role not in _ROLES:
+            msg = (
+                f"Location(role={self.role!r}) is not a known role; use one of "
+                f"{', '.join(sorted(_ROLES))} ('cause' is the line the user should change)."
+            )
+            raise GradprobeValueError(msg)
+        if isinstance(self.line, bool) or not isinstance(self.line, int) or self.line < 1:
+            msg = f"Location(line=...) must be a 1-based line number, got {describe(self.line)}."
+            raise GradprobeValueError(msg)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"role", "file", "line", "function", "text"}``."""
+        return {
+            "role": self.role,
+            "file": self.file,
+            "line": self.line,
+            "function": self.function,
+            "text": self.text,
+        }
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}"
+        if self.function:
+            where += f" in {self.function}"
+        return f"{self.role}: {where}" + (f": {self.text}" if self.text else "")
+
+
+class Details(Mapping[str, Any]):
+    """Read-only extra data of a finding (JSON-ready values); hashable and picklable."""
+
+    __slots__ = ("_items",)
+    _items: dict[str, Any]
+
+    def __init__(self, items: Mapping[str, Any] | None = None) -> None:
+        object.__setattr__(self, "_items", dict(items or {}))
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(json.dumps(_jsonable(self._items), sort_keys=True, default=repr))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and self._items == dict(other)
+
+    def __repr__(self) -> str:
+        return f"Details({self._items!r})"
+
+    def __reduce__(self) -> tuple[type[Details], tuple[dict[str, Any]]]:
+        return (Details, (dict(self._items),))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        msg = "Finding.details is read-only"
+        raise AttributeError(msg)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem gradprobe found, with everything needed to show or serialize it.
+
+    ``tensor``, ``node``, ``module`` and ``parameter`` name what is involved (a tensor
+    description, an autograd node such as ``MulBackward0``, a module path, a parameter
+    name); ``details`` holds extra JSON-ready data specific to the code.
+    """
+
+    code: str
+    kind: str
+    title: str
+    message: str
+    hint: str
+    tensor: str | None = None
+    node: str | None = None
+    module: str | None = None
+    parameter: str | None = None
+    locations: tuple[Location, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=Details)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.details, Details):
+            object.__setattr__(self, "details", Details(self.details))
+        locations: object = self.locations
+        if not isinstance(locations, tuple):  # a list from user code
+            object.__setattr__(self, "locations", tuple(self.locations))
+
+    @property
+    def doc(self) -> str:
+        """Where this code is documented: ``docs/findings.md#gp101``."""
+        entry = CODES.get(self.code)
+        return f"{_DOCS}#{entry.doc_anchor if entry else self.code.lower()}"
+
+    @property
+    def cause(self) -> Location | None:
+        """The first location with role ``cause`` (the line to change), if any."""
+        return next((loc for loc in self.locations if loc.role == "cause"), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``code kind title message hint tensor node module locations`` first,
+        then ``parameter``, ``details`` and ``doc``."""
+        return {
+            "code": self.code,
+            "kind": self.kind,
+            "title": self.title,
+            "message": self.message,
+            "hint": self.hint,
+            "tensor": self.tensor,
+            "node": self.node,
+            "module": self.module,
+            "locations": [loc.to_dict() for loc in self.locations],
+            "parameter": self.parameter,
+            "details": _jsonable(self.details),
+            "doc": self.doc,
+        }
+
+    def __str__(self) -> str:
+        text = f"{self.code} {self.kind}: {self.title}. {self.message}"
+        if self.hint:
+            text += f" Fix: {self.hint}"
+        if self.locations:
+            text += " (" + "; ".join(str(loc) for loc in self.locations) + ")"
+        return text + f" See {self.doc}."
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from gradprobe.render.findings import finding_panel
+
+        yield finding_panel(self)
+
+
+def make_finding(
+    code: str,
+    *,
+    message: str | None = None,
+    hint: str | None = None,
+    tensor: str | None = None,
+    node: str | None = None,
+    module: str | None = None,
+    parameter: str | None = None,
+    locations: tuple[Location, ...] | list[Location] = (),
+    details: Mapping[str, Any] | None = None,
+) -> Finding:
+    """A :class:`Finding` for a registered ``code``; kind, title and (by default) message
+    and hint come from :data:`CODES`.
+
+    Raises:
+        GradprobeValueError: ``code`` is not registered.
+    """
+    given: object = code
+    if not isinstance(given, str):
+        msg = f"make_finding() expects a code string such as 'GP101', got {describe(code)}."
+        raise GradprobeTypeError(msg)
+    entry = CODES.get(code)
+    if entry is None:
+        msg = (
+            f"make_finding({code!r}): no such code. Registered codes are "
+            f"{', '.join(CODES)}; add new ones to gradprobe.findings.CODES."
+        )
+        raise GradprobeValueError(msg)
+    return Finding(
+        code=entry.code,
+        kind=entry.kind,
+        title=entry.title,
+        message=entry.explanation if message is None else message,
+        hint=entry.hint if hint is None else hint,
+        tensor=tensor,
+        node=node,
+        module=module,
+        parameter=parameter,
+        locations=tuple(locations),
+        details=Details(details),
+    )
+
+
+# -- errors carrying findings (to move into gradprobe.errors) -------------------------------
+
+
+# -- the registry ----------------------------------------------------------------------------
+
+
+def _code(code: str, kind: str, title: str, explanation: str, hint: str) -> Code:
+    return Code(code, kind, title, explanation, hint, code.lower())
+
+
+_ALL = (
+    # GP1xx: blame, autograd errors and their causes
+    _code(
+        "GP101",
+        "inplace_modified_saved_tensor",
+        "a tensor saved for backward was modified in place",
+        "An operation saved a tensor for its backward formula, and the tensor was written in "
+        "place afterwards (its version counter moved on), so backward() cannot compute the "
+        "gradient from the value the forward pass used.",
+        "Make the write out of place (y = y.relu() instead of y.relu_(), "
+        "nn.ReLU(inplace=False), x = x.clone() before x[i] = ...), or do the write before the "
+        "tensor is used.",
+    ),
+    _code(
+        "GP102",
+        "leaf_modified_inplace",
+        "a leaf tensor that requires grad was modified in place",
+        "In-place operations on a leaf that requires grad (a parameter, or an input made with "
+        "requires_grad=True), or on a view of one, are refused: autograd would lose the "
+        "value whose gradient it is supposed to compute.",
+        "Write under torch.no_grad() if this is an update or an initialization "
+        "(with torch.no_grad(): w.add_(delta)), or compute a new tensor (w2 = w + delta).",
+    ),
+    _code(
+        "GP103",
+        "backward_through_freed_graph",
+        "backward through a graph that was already freed",
+        "The first backward() (or autograd.grad) released the tensors this graph saved; a "
+        "second backward through any part of it cannot run.",
+        "Build a fresh graph each iteration (recompute the forward pass), detach values you "
+        "carry across iterations (h = h.detach()), or pass retain_graph=True to the first "
+        "backward() if you really need two.",
+    ),
+    _code(
+        "GP104",
+        "backward_without_grad_fn",
+        "backward on a tensor that does not require grad",
+        "The tensor has no grad_fn and does not require grad, so there is no graph to "
+        "backpropagate through: it was computed under torch.no_grad()/inference_mode, "
+        "from .detach()/.item()/.numpy() values, or from tensors that never required grad.",
+        "Find where the graph was cut: remove the no_grad/detach on the path from the "
+        "parameters to the loss, and make sure the parameters have requires_grad=True.",
+    ),
+    _code(
+        "GP105",
+        "nonscalar_backward",
+        "backward on a non-scalar tensor without a gradient",
+        "backward() with no argument only works on a tensor with a single element; for a "
+        "vector or matrix autograd needs the gradient to start from.",
+        "Reduce to a scalar first (loss.mean() or loss.sum()), or pass the starting "
+        "gradient: out.backward(torch.ones_like(out)).",
+    ),
+    _code(
+        "GP106",
+        "grad_of_non_leaf",
+        ".grad of a non-leaf tensor was read",
+        "Autograd only fills .grad of leaf tensors; the .grad of an intermediate result is "
+        "None unless retain_grad() was called on it before backward().",
+        "Call t.retain_grad() before backward(), use a tensor hook, or read .grad of the "
+        "leaf (the parameter or input) instead.",
+    ),
+    _code(
+        "GP107",
+        "parameter_without_grad",
+        "a parameter got no gradient",
+        "After backward() the parameter's .grad is still None: the loss does not depend on "
+        "it, or the path was cut (detach, no_grad, integer ops, a module not called).",
+        "Check that the module owning it is used in forward and that nothing on the path "
+        "detaches; if it is intentionally unused, freeze it with requires_grad_(False).",
+    ),
+    _code(
+        "GP108",
+        "saved_tensor_mutated_without_version_bump",
+        "a saved tensor was changed without bumping its version",
+        "The tensor was written through .data, .numpy() or with saved_tensors_hooks "
+        "installed, which bypass the version counter: backward() does not fail but uses "
+        "the new values, so the gradient is silently wrong.",
+        "Do not write through .data or .numpy() on tensors in the graph; use "
+        "with torch.no_grad(): t.copy_(...) so autograd can detect the change, or clone.",
+    ),
+    _code(
+        "GP109",
+        "parameters_changed_before_backward",
+        "parameters were updated between forward and backward",
+        "A parameter saved by the forward pass was modified in place (usually by "
+        "optimizer.step()) before backward() ran through the graph that saved it.",
+        "Call loss.backward() before optimizer.step(), and compute a new forward pass after "
+        "every step; do not backward twice through one graph around a step.",
+    ),
+    _code(
+        "GP110",
+        "grad_zeroed_in_accumulation",
+        "gradients were zeroed inside an accumulation loop",
+        "optimizer.zero_grad() ran between micro-batches that were meant to accumulate, so "
+        "only the last micro-batch contributes to the step.",
+        "Call zero_grad() once per optimizer step: after step(), not before every backward().",
+    ),
+    _code(
+        "GP111",
+        "freeze_did_nothing",
+        "freezing did not stop the parameter from training",
+        "The parameter was meant to be frozen but still receives gradients or updates: "
+        "requires_grad was set on a copy, or the optimizer still holds it with weight decay "
+        "or momentum.",
+        "Call requires_grad_(False) on the module's own parameters before building the "
+        "optimizer, and leave frozen parameters out of the optimizer's param groups.",
+    ),
+    _code(
+        "GP112",
+        "graph_kept_alive_across_iterations",
+        "a graph is kept alive across iterations",
+        "A tensor carried from one iteration to the next (a running loss, a hidden state, a "
+        "list of outputs) still has a grad_fn, so every iteration's graph stays in memory "
+        "and backward may reach into freed graphs.",
+        "Store loss.item() or t.detach() for logging and for state carried across "
+        "iterations (truncated BPTT: h = h.detach()).",
+    ),
+    # GP2xx: numerics / watch
+    _code(
+        "GP201",
+        "nan_in_forward",
+        "NaN or infinity in the forward pass",
+        "An operation produced NaN or infinite values in the forward pass; everything "
+        "downstream, including the loss and every gradient, is poisoned.",
+        "Look at the first operation that produced it: guard log/sqrt/division inputs "
+        "(clamp, eps), lower the learning rate, or check the input data.",
+    ),
+    _code(
+        "GP202",
+        "nan_in_backward",
+        "NaN or infinity in the backward pass",
+        "A backward formula produced NaN or infinite gradients although its inputs were "
+        "finite, e.g. sqrt or norm at 0, or a 0 * inf in a masked branch of torch.where.",
+        "Add an eps inside sqrt/norm/log, and mask the input of the unsafe operation, not "
+        "only its output (torch.where evaluates both branches' gradients).",
+    ),
+    _code(
+        "GP203",
+        "exploding_gradient",
+        "gradients are exploding",
+        "Gradient norms are very large or grow quickly from step to step; updates overshoot "
+        "and training diverges.",
+        "Clip gradients (torch.nn.utils.clip_grad_norm_), lower the learning rate, or add "
+        "normalization / better initialization.",
+    ),
+    _code(
+        "GP204",
+        "vanishing_gradient",
+        "gradients are vanishing",
+        "Gradient norms shrink towards zero through the depth of the network, so the early "
+        "layers barely learn.",
+        "Use residual connections, normalization, non-saturating activations (ReLU/GELU "
+        "instead of sigmoid/tanh) and a suitable initialization.",
+    ),
+    _code(
+        "GP205",
+        "dead_relu",
+        "ReLU units that never activate",
+        "Some ReLU units output zero for every input seen, so they pass no gradient and "
+        "their incoming weights stop learning.",
+        "Lower the learning rate, check the initialization and biases, or use LeakyReLU/GELU.",
+    ),
+    # GP3xx: hooks
+    _code(
+        "GP301",
+        "legacy_backward_hook",
+        "a legacy module backward hook was used",
+        "Module.register_backward_hook is deprecated: it hooks only the module's last "
+        "autograd node, so grad_input and grad_output can be wrong or partial.",
+        "Use register_full_backward_hook (or register_full_backward_pre_hook) instead.",
+    ),
+    _code(
+        "GP302",
+        "backward_hook_on_composite_module",
+        "a legacy backward hook on a module with several operations",
+        "On a module made of several operations, the legacy backward hook sees the "
+        "gradients of its last operation only, not of the module's inputs.",
+        "Use register_full_backward_hook, which reports gradients with respect to the "
+        "module's inputs and outputs.",
+    ),
+    _code(
+        "GP303",
+        "full_hook_input_without_grad",
+        "a full backward hook sees None in grad_input",
+        "grad_input has None for module inputs that do not require grad (such as the "
+        "network's input batch), which is expected, not a bug.",
+        "Handle None entries in the hook, or make the input require grad if you need its gradient.",
+    ),
+    _code(
+        "GP304",
+        "hook_bypassed_by_forward_call",
+        "module hooks bypassed by calling forward() directly",
+        "module.forward(x) skips __call__, so forward and backward hooks registered on the "
+        "module never run.",
+        "Call the module itself, module(x), not module.forward(x).",
+    ),
+    _code(
+        "GP305",
+        "full_hook_with_inplace",
+        "a full backward hook on a module whose output is modified in place",
+        "Full backward hooks wrap the module's outputs in a BackwardHookFunction view; "
+        "modifying such an output in place afterwards raises an error or breaks the hook.",
+        "Make the following operation out of place (nn.ReLU(inplace=False)), or clone the "
+        "output before modifying it.",
+    ),
+    _code(
+        "GP306",
+        "hook_on_dict_output",
+        "a full backward hook on a module that returns a dict",
+        "Full backward hooks only see tensors returned directly or in tuples; tensors inside "
+        "a dict (or other containers) are not wrapped, so the hook does not fire for them.",
+        "Return a tuple of tensors from the hooked module, or hook the tensors themselves "
+        "with Tensor.register_hook.",
+    ),
+    # GP4xx: saliency
+    _code(
+        "GP401",
+        "relu_invisible_to_saliency",
+        "a saliency method cannot see this ReLU",
+        "Guided backprop and deconvnet rules replace the gradient of ReLU modules, but this "
+        "ReLU is a functional call (F.relu, torch.relu) or is reused, so the rule is not "
+        "applied to it and the map mixes two methods.",
+        "Use one nn.ReLU module per activation in forward, not F.relu or a shared module.",
+    ),
+)
+
+CODES: Mapping[str, Code] = MappingProxyType({entry.code: entry for entry in _ALL})
+"""Every registered finding code, by code (``"GP101"``), in numeric order."""
