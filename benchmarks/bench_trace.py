@@ -109,8 +109,13 @@ def time_make_dot(nodes: int) -> float:
     return on_big_stack(run)
 
 
-def ratio(label: str, numerator: Callable[[], float], denominator: Callable[[], float],
-          repeat: int, target: str) -> float:
+def ratio(
+    label: str,
+    numerator: Callable[[], float],
+    denominator: Callable[[], float],
+    repeat: int,
+    target: str,
+) -> float:
     ratios, tops, bottoms = [], [], []
     for _ in range(repeat):
         top, bottom = numerator(), denominator()

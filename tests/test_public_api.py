@@ -14,6 +14,7 @@ def test_all_is_complete_and_sorted() -> None:
         if not name.startswith("_") and not isinstance(value, types.ModuleType)
     ]
     assert sorted(gradprobe.__all__) == sorted([*public, "__version__"])
+
     # ruff's RUF022 (isort-style) order: CONSTANTS, then Classes, then the rest.
     def style(name: str) -> tuple[int, str]:
         return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)

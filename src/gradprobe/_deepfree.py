@@ -11,11 +11,14 @@ overflows the default 8 MiB stack and segfaults when it is freed
 and the wrappers cannot be dropped while the graph is alive.
 
 What holds: while Python holds a reference to a node's wrapper, the cascade stops there
-(the C++ side only decrements the wrapper's refcount). So after a walk we compute each
-node's longest-path depth ``L`` from the roots and hold every node that enters a new band
-of ``BAND`` depths. Along any path, ``L`` strictly increases, so a run of un-held nodes
-stays within one band: any free cascade, in the user's thread or ours, is at most ``BAND``
-nodes deep (~200 KB of stack).
+(the C++ side only decrements the wrapper's refcount). So during a walk we split the
+nodes into bands of ``BAND`` consecutive sequence numbers (within one thread, every edge
+goes to a node with a lower sequence number) and hold every node entered from another
+band. A run of un-held nodes then stays within one band, plus at most one childless node
+(an AccumulateGrad) below it: any free cascade, in the user's thread or ours, is at most
+``BAND + 1`` nodes deep (~200 KB of stack). When some edge breaks the ordering (nodes
+made in several threads), :func:`hold_points` computes the same bands from exact
+longest-path depths instead.
 
 A held node is released once nothing but gradprobe owns it: its wrapper's refcount is then
 exactly ours (the C++ side holds one reference while anything in C++ still points at the

@@ -24,7 +24,7 @@ from __future__ import annotations
 import gc
 import importlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -142,7 +142,7 @@ class CheckReport:
 
 
 def check(
-    *tensors: torch.Tensor | Iterable[torch.Tensor],
+    *tensors: torch.Tensor | Sequence[torch.Tensor],
     model: torch.nn.Module | None = None,
     names: Mapping[str, torch.Tensor] | None = None,
 ) -> CheckReport:

@@ -29,7 +29,7 @@ import linecache
 import re
 import sys
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ContextDecorator
 from dataclasses import replace
 from pathlib import Path
@@ -301,7 +301,7 @@ class Explain(ContextDecorator):
 
 
 def explain(
-    *tensors: torch.Tensor | Iterable[torch.Tensor],
+    *tensors: torch.Tensor | Sequence[torch.Tensor],
     model: torch.nn.Module | None = None,
     names: Mapping[str, torch.Tensor] | None = None,
 ) -> Explain:

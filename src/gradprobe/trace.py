@@ -9,7 +9,7 @@ keeps no torch object; see ``_deepfree`` for why deep graphs are then held brief
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -48,7 +48,7 @@ _dtype_names: dict[torch.dtype, str] = {}
 
 
 def trace(
-    *tensors: torch.Tensor | Iterable[torch.Tensor],
+    *tensors: torch.Tensor | Sequence[torch.Tensor],
     model: torch.nn.Module | None = None,
     names: Mapping[str, torch.Tensor] | None = None,
     max_nodes: int | None = None,
@@ -214,12 +214,11 @@ def _really_freed(fn: Any, plan: _Plan) -> bool:
     ``self`` requires grad). Reading the unpacked ``_saved_*`` of a freed slot raises
     "...backward through the graph a second time...", while an unneeded one returns None.
     """
-    if not plan.slots:
-        return False
-    try:
-        getattr(fn, "_saved_" + plan.slots[0][1])
-    except RuntimeError:
-        return True
+    for _, slot, _ in plan.slots:
+        try:
+            getattr(fn, "_saved_" + slot)
+        except RuntimeError:
+            return True
     return False
 
 
@@ -455,7 +454,11 @@ class _Walk:
                 saved: list[SavedTensor] = []
                 missing = 0
                 for attr, slot_name, is_output in plan.slots:
-                    raw = getattr(fn, attr)
+                    try:
+                        raw = getattr(fn, attr)
+                    except RuntimeError:  # a tensor-list slot of a freed graph raises
+                        missing += 1
+                        continue
                     tensor: Any = raw.data if type(raw) is not tuple else raw
                     if tensor is None:
                         missing += 1
