@@ -4,11 +4,17 @@ Each generated piece lives between ``<!-- gradprobe:NAME -->`` and ``<!-- /gradp
 markers in a Markdown page, or in docs/images/. Text and DOT are deterministic and checked
 byte for byte; SVG depends on the layout engine (system dot or graphviz-pure), so the
 check only requires it to exist and to come from the same DOT.
+
+Topics add their own pieces in ``docs/gen_<topic>.py`` modules, found by name. Each may
+define ``blocks() -> dict[str, str]`` (marker name -> Markdown body), and
+``write_images(images: Path) -> list[Path]`` with ``stale_images(images: Path) -> list[Path]``
+for pictures that cannot be compared byte for byte (PNG, SVG from a layout engine).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import re
 import sys
@@ -32,10 +38,28 @@ def demo_report() -> tuple[str, gradprobe.Graph]:
     return text.rstrip() + "\n", graph
 
 
+def topics() -> list[object]:
+    """The ``docs/gen_<topic>.py`` modules, imported, in name order."""
+    found = []
+    for path in sorted(DOCS.glob("gen_*.py")):
+        spec = importlib.util.spec_from_file_location(f"docs_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        found.append(module)
+    return found
+
+
 def blocks() -> dict[str, str]:
     """Marker name -> generated Markdown body."""
     report, _ = demo_report()
-    return {"demo-report": f"```text\n{report}```\n"}
+    generated = {"demo-report": f"```text\n{report}```\n"}
+    for topic in topics():
+        make = getattr(topic, "blocks", None)
+        if make is not None:
+            generated.update(make())
+    return generated
 
 
 def images() -> dict[str, str]:
@@ -70,6 +94,10 @@ def drift() -> list[str]:
         svg = path.with_suffix(".svg")
         if not svg.exists():
             stale.append(str(svg.relative_to(DOCS.parent)))
+    for topic in topics():
+        check = getattr(topic, "stale_images", None)
+        if check is not None:
+            stale.extend(str(p.relative_to(DOCS.parent)) for p in check(IMAGES))
     return stale
 
 
@@ -86,6 +114,11 @@ def write(log: Callable[[str], None] = print) -> None:
         (IMAGES / name).write_text(dot)
         gradprobe.save_svg(graph, (IMAGES / name).with_suffix(".svg"))
         log(f"wrote docs/images/{name} and its SVG")
+    for topic in topics():
+        make_images = getattr(topic, "write_images", None)
+        if make_images is not None:
+            for path in make_images(IMAGES):
+                log(f"wrote {path.relative_to(DOCS.parent)}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,96 @@
+"""Which line of the user's code is running: the first frame outside torch and gradprobe.
+
+Every analysis that names a line (the recorder, hook probes, watch, the pytest plugin)
+asks here, so "the user's line" means the same thing everywhere. Frames are skipped by
+the directory of their file: torch's package, gradprobe's own, and a few standard-library
+modules that only forward calls (``contextlib``, ``functools``, ``runpy``...).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import linecache
+import os
+import runpy
+import sys
+import threading
+from pathlib import Path
+from types import FrameType, TracebackType
+
+import torch
+
+from gradprobe.findings import Location, LocationRole
+
+__all__ = ["is_user_file", "location_of", "traceback_location", "user_frame", "user_location"]
+
+
+def _dirs() -> tuple[str, ...]:
+    found: list[str] = []
+    for module in (torch, sys.modules["gradprobe"]):
+        if module.__file__:
+            found.append(os.path.dirname(os.path.realpath(module.__file__)) + os.sep)
+    return tuple(found)
+
+
+_SKIP_DIRS = _dirs()
+_SKIP_FILES = frozenset(
+    os.path.realpath(f)
+    for f in (contextlib.__file__, functools.__file__, runpy.__file__, threading.__file__)
+    if f
+)
+_verdicts: dict[str, bool] = {}  # co_filename -> is the user's
+
+
+def is_user_file(filename: str) -> bool:
+    """True for a file that is neither torch's nor gradprobe's nor a forwarding stdlib module."""
+    verdict = _verdicts.get(filename)
+    if verdict is None:
+        if not filename or filename.startswith("<frozen"):
+            verdict = False
+        elif filename.startswith("<"):  # <stdin>, <string>, exec'd code: the user's
+            verdict = True
+        else:
+            real = os.path.realpath(filename)
+            verdict = not real.startswith(_SKIP_DIRS) and real not in _SKIP_FILES
+        _verdicts[filename] = verdict
+    return verdict
+
+
+def user_frame(depth: int = 1) -> FrameType | None:
+    """The innermost frame outside torch and gradprobe, starting ``depth`` frames up."""
+    try:
+        frame: FrameType | None = sys._getframe(depth)
+    except ValueError:
+        return None
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def location_of(frame: FrameType, role: LocationRole, line: int | None = None) -> Location:
+    """A :class:`Location` for ``frame`` (at ``line``, default its current line)."""
+    code = frame.f_code
+    number = frame.f_lineno if line is None else line
+    filename = code.co_filename
+    if not filename.startswith("<"):
+        filename = str(Path(filename).resolve())
+    text = linecache.getline(code.co_filename, number).strip() or None
+    return Location(file=filename, line=number, role=role, function=code.co_name, text=text)
+
+
+def user_location(role: LocationRole, depth: int = 2) -> Location | None:
+    """Where the user's code is now, as a :class:`Location` with ``role``; None if the call
+    did not come from user code at all."""
+    frame = user_frame(depth)
+    return None if frame is None else location_of(frame, role)
+
+
+def traceback_location(tb: TracebackType | None, role: LocationRole = "error") -> Location | None:
+    """The innermost user frame of a traceback (where the user's code raised)."""
+    found: Location | None = None
+    while tb is not None:
+        if is_user_file(tb.tb_frame.f_code.co_filename):
+            found = location_of(tb.tb_frame, role, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
