@@ -22,6 +22,7 @@ from gradprobe.explain import explain, explain_error
 from gradprobe.findings import CODES, Code, Finding, Location, make_finding
 from gradprobe.graph import Edge, Graph, Leaf, Node, Root, SavedTensor, Truncation
 from gradprobe.leaves import LeafReport, LeafRow, leaf_report
+from gradprobe.record import Recording, RecordingError, record
 from gradprobe.render import save_svg, to_dot, to_svg
 from gradprobe.trace import trace
 
@@ -46,6 +47,8 @@ __all__ = [
     "LeafRow",
     "Location",
     "Node",
+    "Recording",
+    "RecordingError",
     "RenderError",
     "Root",
     "SavedTensor",
@@ -56,6 +59,7 @@ __all__ = [
     "explain_error",
     "leaf_report",
     "make_finding",
+    "record",
     "save_svg",
     "to_dot",
     "to_svg",

@@ -26,11 +26,11 @@ __all__ = ["is_user_file", "location_of", "traceback_location", "user_frame", "u
 
 
 def _dirs() -> tuple[str, ...]:
-    found: list[str] = []
-    for module in (torch, sys.modules["gradprobe"]):
-        if module.__file__:
-            found.append(os.path.dirname(os.path.realpath(module.__file__)) + os.sep)
-    return tuple(found)
+    return tuple(
+        str(Path(module.__file__).resolve().parent) + os.sep
+        for module in (torch, sys.modules["gradprobe"])
+        if module.__file__
+    )
 
 
 _SKIP_DIRS = _dirs()

@@ -33,6 +33,19 @@ def _parser() -> argparse.ArgumentParser:
         help="where to write the graph (default: %(default)s)",
     )
     demo.add_argument("--no-svg", action="store_true", help="do not render the graph")
+    diagnose = commands.add_parser(
+        "diagnose",
+        help="run a script unchanged and explain what went wrong in autograd",
+        description="Run SCRIPT as __main__ (like `python SCRIPT ARGS`) under the recorder, "
+        "print the findings to stderr and exit with the script's own status.",
+    )
+    diagnose.add_argument(
+        "--json", type=Path, metavar="PATH", help="also write the findings as JSON to PATH"
+    )
+    diagnose.add_argument("script", metavar="SCRIPT", help="the Python script to run")
+    diagnose.add_argument(
+        "args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for the script"
+    )
     return parser
 
 
@@ -50,6 +63,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "demo":
         return _demo(None if args.no_svg else args.svg)
+    if args.command == "diagnose":
+        from gradprobe.diagnose import diagnose
+        from gradprobe.errors import GradprobeError
+
+        try:
+            return diagnose(args.script, args.args, json_path=args.json)
+        except GradprobeError as error:
+            print(error, file=sys.stderr)
+            return 2
     _parser().print_help(sys.stderr)
     return 2
 

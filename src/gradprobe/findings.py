@@ -395,6 +395,23 @@ _ALL = (
         "Store loss.item() or t.detach() for logging and for state carried across "
         "iterations (truncated BPTT: h = h.detach()).",
     ),
+    _code(
+        "GP113",
+        "constant_loss_term",
+        "a loss term carries no gradient",
+        "A term added to the loss was computed through an operation that cuts the graph "
+        "(argmax, a comparison, .item(), torch.tensor(...), a detach): it changes the "
+        "loss value but contributes nothing to any gradient, so training ignores it.",
+        "Use a differentiable surrogate for the term (softmax probabilities instead of "
+        "argmax, a soft mask instead of ==), or drop it if it is only a metric.",
+    ),
+    _code(
+        "GP199",
+        "internal_error",
+        "gradprobe could not finish an analysis",
+        "One of gradprobe's analyses raised an exception; the other findings are unaffected.",
+        "Please report it with the script that triggered it.",
+    ),
     # GP2xx: numerics / watch
     _code(
         "GP201",

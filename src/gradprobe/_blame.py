@@ -1,0 +1,553 @@
+"""Blame: turn what the recorder saw into findings that name the line to change.
+
+Analyses run at two moments. When ``backward()`` (or ``autograd.grad``) is called while
+recording, :func:`before_backward` looks for saved tensors that were overwritten since they
+were saved (only when a recorded write touched saved memory), and :func:`after_error`
+explains a backward that raised while the graph is still at hand. When the recording
+ends, :func:`final_findings` reports what needs the whole run: ``.grad`` reads on
+non-leaves, constant loss terms, NaN/Inf, attribute typos and parameters that got no
+gradient.
+"""
+
+from __future__ import annotations
+
+import linecache
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from gradprobe._recorder import Backward, Events, NodeKey, NodeRecord, SourceLine, Write
+from gradprobe.check import FREED_ERROR, check, parse_version_error
+from gradprobe.findings import Finding, Location, LocationRole, make_finding
+from gradprobe.graph import Graph
+from gradprobe.trace import trace
+
+__all__ = ["after_error", "before_backward", "final_findings", "location"]
+
+_NONSCALAR = "grad can be implicitly created only for scalar outputs"
+_NO_GRAD_FN = "does not require grad and does not have a grad_fn"
+_resolved: dict[str, str] = {}
+
+
+def location(line: SourceLine | None, role: LocationRole) -> Location | None:
+    """A :class:`Location` for a recorded source line."""
+    if line is None:
+        return None
+    filename, number, function = line
+    path = _resolved.get(filename)
+    if path is None:
+        path = filename if filename.startswith("<") else str(Path(filename).resolve())
+        _resolved[filename] = path
+    text = linecache.getline(filename, number).strip() or None
+    return Location(file=path, line=number, role=role, function=function, text=text)
+
+
+def _locations(*pairs: tuple[SourceLine | None, LocationRole]) -> list[Location]:
+    found: list[Location] = []
+    seen: set[tuple[str, int, str]] = set()
+    for line, role in pairs:
+        loc = location(line, role)
+        if loc is not None and (loc.file, loc.line, role) not in seen:
+            seen.add((loc.file, loc.line, role))
+            found.append(loc)
+    return found
+
+
+def _where(line: SourceLine | None) -> str:
+    if line is None:
+        return "an unknown line"
+    return f"line {line[1]}"
+
+
+# -- stale and silently mutated saved tensors ----------------------------------------------------
+
+
+def _writes_after(events: Events, record: NodeRecord, storage: int) -> list[Write]:
+    return [w for w in events.writes if w.storage == storage and w.order > record.order]
+
+
+def stale_findings(events: Events, roots: Sequence[torch.Tensor]) -> list[Finding]:
+    """GP101/GP109 for saved tensors overwritten since they were saved, with the writing
+    line as the cause (from :func:`gradprobe.check`, joined with the recorded writes)."""
+    wanted = [root for root in roots if root.grad_fn is not None]
+    if not wanted:
+        return []
+    report = check(*wanted)
+    findings: list[Finding] = []
+    merged: dict[tuple[str, SourceLine | None], int] = {}
+    for finding in report.findings:
+        if finding.code not in ("GP101", "GP109"):
+            continue
+        node = report.graph.nodes[finding.details["node_id"]]
+        record = events.nodes.get((node.name, node.sequence_nr or -1))
+        saved = record.saves.get(finding.details["slot"]) if record is not None else None
+        writes = _writes_after(events, record, saved[1]) if record is not None and saved else []
+        if not writes:
+            findings.append(finding)
+            continue
+        first = writes[0]
+        code = "GP109" if first.in_optimizer or finding.code == "GP109" else "GP101"
+        assert record is not None
+        key = (code, first.line)
+        extra = (
+            f" It was overwritten at {_where(first.line)} by {first.op}"
+            + (" inside optimizer.step()" if first.in_optimizer else "")
+            + f", after {node.name} saved it at {_where(record.line)}."
+        )
+        if key in merged:  # the same write broke several saved tensors: say it once
+            index = merged[key]
+            old = findings[index]
+            names = [*old.details.get("nodes", [old.node]), node.name]
+            findings[index] = replace(old, details={**dict(old.details), "nodes": names})
+            continue
+        merged[key] = len(findings)
+        base = make_finding(code) if code != finding.code else finding
+        findings.append(
+            replace(
+                finding,
+                code=base.code,
+                kind=base.kind,
+                title=base.title,
+                hint=base.hint,
+                message=finding.message + extra,
+                locations=(
+                    *_locations((first.line, "cause"), (record.line, "saved")),
+                    *finding.locations,
+                ),
+                details={
+                    **dict(finding.details),
+                    "write_op": first.op,
+                    "nodes": [node.name],
+                },
+            )
+        )
+    return findings
+
+
+def silent_findings(events: Events, roots: Sequence[torch.Tensor]) -> list[Finding]:
+    """GP108: saved memory overwritten through an alias that does not share the version
+    counter (``.data``, numpy), so backward will not notice and uses the new values."""
+    wanted = [root for root in roots if root.grad_fn is not None]
+    if not wanted:
+        return []
+    graph = trace(*wanted)
+    findings: list[Finding] = []
+    seen: set[SourceLine | None] = set()
+    for node in graph.nodes:
+        record = events.nodes.get((node.name, node.sequence_nr or -1))
+        if record is None or not node.saved:
+            continue
+        for saved in node.saved:
+            before = record.saves.get(saved.slot)
+            if before is None or saved.version_now != before[0] or not before[1]:
+                continue
+            for write in _writes_after(events, record, before[1]):
+                if write.line in seen:
+                    break
+                seen.add(write.line)
+                findings.append(
+                    make_finding(
+                        "GP108",
+                        message=(
+                            f"{node.name} saved a tensor of shape {saved.shape} "
+                            f"(slot {saved.slot!r}) at {_where(record.line)}; its memory was "
+                            f"then overwritten at {_where(write.line)} by {write.op} through "
+                            "an alias that does not share its version counter (.data, "
+                            ".numpy()), so backward() will not raise and will compute the "
+                            "gradient from the overwritten values."
+                        ),
+                        node=node.name,
+                        locations=_locations((write.line, "cause"), (record.line, "saved")),
+                        details={"slot": saved.slot, "shape": list(saved.shape)},
+                    )
+                )
+                break
+    return findings
+
+
+def before_backward(events: Events, roots: Sequence[torch.Tensor]) -> list[Finding]:
+    """What backward() is about to trip over (or silently get wrong); cheap unless a
+    recorded write touched memory that some node saved."""
+    if not events.suspicious:
+        return []
+    events.suspicious = False
+    return [*silent_findings(events, roots), *stale_findings(events, roots)]
+
+
+# -- errors raised by backward ------------------------------------------------------------------
+
+
+def after_error(
+    events: Events,
+    event: Backward,
+    roots: Sequence[torch.Tensor],
+    error: BaseException,
+    taint: Callable[[torch.Tensor], frozenset[int]],
+) -> list[Finding]:
+    """Explain a failed backward while its roots are still alive."""
+    text = str(error)
+    if parse_version_error(text) is not None:
+        return stale_findings(events, roots)
+    if FREED_ERROR in text:
+        return _freed(events, event, roots)
+    if _NONSCALAR in text:
+        return _nonscalar(events, event, roots)
+    if _NO_GRAD_FN in text:
+        return _no_grad_fn(events, roots, taint)
+    return []
+
+
+def _nonscalar(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> list[Finding]:
+    for root, key in zip(roots, event.roots, strict=False):
+        if root.numel() == 1:
+            continue
+        record = events.nodes.get(key) if key is not None else None
+        line = record.line if record is not None else None
+        return [
+            make_finding(
+                "GP105",
+                message=(
+                    f"backward() was called on a tensor of shape {tuple(root.shape)} "
+                    f"({root.numel()} elements) without a gradient; it was made by "
+                    f"{key[0] if key else 'an operation'} at {_where(line)}. Reduce it to "
+                    "a scalar there (mean/sum over the batch) or pass a gradient."
+                ),
+                tensor=f"tensor of shape {tuple(root.shape)}",
+                node=key[0] if key else None,
+                locations=_locations((line, "cause")),
+                details={"shape": list(root.shape)},
+            )
+        ]
+    return []
+
+
+def _no_grad_fn(
+    events: Events,
+    roots: Sequence[torch.Tensor],
+    taint: Callable[[torch.Tensor], frozenset[int]],
+) -> list[Finding]:
+    findings: list[Finding] = []
+    for root in roots:
+        if root.requires_grad:
+            continue
+        cuts = sorted((events.cuts[i] for i in taint(root)), key=lambda cut: cut.order)
+        where = ", ".join(f"{cut.op} ({cut.kind}) at {_where(cut.line)}" for cut in cuts)
+        findings.append(
+            make_finding(
+                "GP104",
+                message=(
+                    f"The tensor passed to backward() (shape {tuple(root.shape)}) does not "
+                    "require grad: "
+                    + (
+                        f"its graph was cut by {where}."
+                        if cuts
+                        else "nothing that requires grad was used to compute it while "
+                        "gradients were enabled."
+                    )
+                ),
+                locations=_locations(*((cut.line, "cause") for cut in cuts[:2])),
+                details={"cuts": [cut.op for cut in cuts]},
+            )
+        )
+    return findings
+
+
+def _freed(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> list[Finding]:
+    wanted = [root for root in roots if root.grad_fn is not None]
+    if not wanted:
+        return []
+    graph = trace(*wanted)
+    keys: list[NodeKey] = [(node.name, node.sequence_nr or -1) for node in graph.nodes]
+    inside = set(keys)
+    below_freed = _reaches_freed(graph)
+    boundary: NodeKey | None = None
+    outside: list[NodeRecord] = []
+    for index, key in enumerate(keys):
+        record = events.nodes.get(key)
+        if record is None or not below_freed[index]:
+            continue
+        others = [
+            events.nodes[c] for c in record.consumers if c not in inside and c in events.nodes
+        ]
+        if others:
+            boundary = key
+            outside = sorted(others, key=lambda r: r.order)
+            break
+    earlier = _earlier_backward(events, event)
+    if boundary is not None:
+        shared = events.nodes[boundary]
+        first = outside[0]
+        message = (
+            f"This backward reached {boundary[0]} (made at {_where(shared.line)}), which an "
+            f"earlier backward already ran through and freed: it was also used at "
+            f"{_where(first.line)} in a graph that was backpropagated"
+            + (f" at {_where(earlier.line)}" if earlier is not None else "")
+            + ". Detach it where it is reused (.detach()), or recompute it for each backward."
+        )
+        return [
+            make_finding(
+                "GP103",
+                message=message,
+                node=boundary[0],
+                locations=_locations(
+                    (first.line, "cause"),
+                    (shared.line, "created"),
+                    (earlier.line if earlier else None, "read"),
+                ),
+                details={"freed_by_line": earlier.line[1] if earlier and earlier.line else None},
+            )
+        ]
+    if earlier is not None:
+        return [
+            make_finding(
+                "GP103",
+                message=(
+                    f"backward() already ran through this graph at {_where(earlier.line)} "
+                    "and freed it. Pass retain_graph=True there if you really need a second "
+                    "backward, or recompute the forward pass."
+                ),
+                locations=_locations((earlier.line, "cause")),
+            )
+        ]
+    return []
+
+
+def _reaches_freed(graph: Graph) -> list[bool]:
+    """Per node: is it, or anything below it, freed?"""
+    count = len(graph.nodes)
+    children: list[list[int]] = [[] for _ in range(count)]
+    for edge in graph.edges:
+        children[edge.src].append(edge.dst)
+    result = [node.freed for node in graph.nodes]
+    # BFS order puts parents before children mostly; iterate to a fixed point.
+    changed = True
+    while changed:
+        changed = False
+        for index in range(count - 1, -1, -1):
+            if not result[index] and any(result[c] for c in children[index]):
+                result[index] = True
+                changed = True
+    return result
+
+
+def _earlier_backward(events: Events, event: Backward) -> Backward | None:
+    for previous in reversed(events.backwards):
+        if previous is event or previous.order >= event.order:
+            continue
+        if previous.error is None:
+            return previous
+    return None
+
+
+# -- at the end of the recording ---------------------------------------------------------------
+
+
+def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]:
+    """Findings that need the whole run (see the module docstring)."""
+    findings: list[Finding] = []
+    findings.extend(_nan_findings(events))
+    findings.extend(_grad_reads(events))
+    findings.extend(_mixes(events))
+    findings.extend(_typos(events))
+    findings.extend(_unused(events, modules))
+    return findings
+
+
+def _nan_findings(events: Events) -> list[Finding]:
+    found: list[Finding] = []
+    nan, inf = events.first_nan, events.first_inf
+    if nan is not None:
+        pairs: list[tuple[SourceLine | None, LocationRole]] = [(nan.line, "cause")]
+        if inf is not None and inf.order < nan.order:
+            pairs.append((inf.line, "created"))
+        found.append(
+            make_finding(
+                "GP201",
+                message=(
+                    f"The first NaN of the forward pass came from {nan.op} at "
+                    f"{_where(nan.line)} (output shape {nan.shape})"
+                    + (
+                        f"; an infinity appeared earlier, from {inf.op} at {_where(inf.line)}"
+                        if inf is not None and inf.order < nan.order
+                        else ""
+                    )
+                    + "."
+                ),
+                node=nan.op,
+                locations=_locations(*pairs),
+            )
+        )
+    for _, name, shape, is_nan in events.nan_grads[:1]:
+        what = "NaN" if is_nan else "infinite"
+        if nan is not None:
+            message = (
+                f"The gradient of a {name} is {what}; the forward pass already produced NaN "
+                f"at {_where(nan.line)} (see GP201)."
+            )
+            pairs = []
+        elif inf is not None:
+            message = (
+                f"The gradient of a {name} is {what}, although the forward values that "
+                f"reached the loss were finite: {inf.op} at {_where(inf.line)} produced an "
+                "infinity (shape "
+                f"{inf.shape}) whose backward formula multiplies it by 0, giving NaN. This is "
+                "typical of torch.where/masking: mask the input of the unsafe operation, not "
+                "only its output."
+            )
+            pairs = [(inf.line, "cause")]
+        else:
+            message = (
+                f"The gradient of a {name} is {what} although the forward pass was finite: a "
+                "backward formula divided by zero or overflowed (sqrt/norm/pow at 0, log of 0)."
+            )
+            pairs = []
+        found.append(
+            make_finding(
+                "GP202",
+                message=message,
+                tensor=name,
+                locations=_locations(*pairs),
+                details={"shape": list(shape)},
+            )
+        )
+    return found
+
+
+def _grad_reads(events: Events) -> list[Finding]:
+    found: list[Finding] = []
+    seen: set[Any] = set()
+    for read in events.grad_reads:
+        if read.line in seen:
+            continue
+        seen.add(read.line)
+        record = events.nodes.get(read.node) if read.node is not None else None
+        made = record.line if record is not None else None
+        op = read.node[0] if read.node else "an operation"
+        found.append(
+            make_finding(
+                "GP106",
+                message=(
+                    f".grad was read at {_where(read.line)} on a tensor of shape {read.shape} "
+                    f"that is not a leaf: it was computed by {op} at {_where(made)}, so "
+                    "autograd never fills its .grad. If you meant it to be a leaf, create it "
+                    "with the right dtype/device directly (torch.tensor(..., dtype=..., "
+                    "requires_grad=True)) or call .requires_grad_() after the conversion; "
+                    "otherwise call retain_grad() before backward()."
+                ),
+                node=op,
+                locations=_locations((made, "cause"), (read.line, "read")),
+                details={"shape": list(read.shape)},
+            )
+        )
+    return found
+
+
+def _mixes(events: Events) -> list[Finding]:
+    found: list[Finding] = []
+    seen: set[Any] = set()
+    if not any(b.error is None for b in events.backwards):
+        return found
+    for mix in events.mixes:
+        if mix.line in seen:
+            continue
+        seen.add(mix.line)
+        cuts = sorted((events.cuts[i] for i in mix.cuts), key=lambda c: c.order)
+        named = [c for c in cuts if c.kind == "non_differentiable"] or cuts
+        where = ", ".join(f"{c.op} at {_where(c.line)}" for c in named[:3])
+        found.append(
+            make_finding(
+                "GP113",
+                message=(
+                    f"At {_where(mix.line)} a term that carries no gradient was {mix.op}-ed "
+                    f"into a value that does: it was computed from {where}, which cut the "
+                    "graph, so this term changes the loss value but contributes nothing to "
+                    "any gradient."
+                ),
+                locations=_locations(*((c.line, "cause") for c in named[:2]), (mix.line, "read")),
+                details={"cut_ops": [c.op for c in named]},
+            )
+        )
+    return found
+
+
+def _typos(events: Events) -> list[Finding]:
+    return [
+        make_finding(
+            "GP111",
+            message=(
+                f"At {_where(line)} the attribute {name!r} was set on a tensor; tensors have "
+                f"no such setting, so this only added a new Python attribute. You meant "
+                f"{meant!r}: the parameter still requires grad and keeps training."
+            ),
+            locations=_locations((line, "cause")),
+            details={"attribute": name, "meant": meant},
+        )
+        for line, name, meant in events.typos[:1]
+    ]
+
+
+def _top_modules(modules: Iterable[torch.nn.Module]) -> list[torch.nn.Module]:
+    seen = list(modules)
+    inner: set[int] = set()
+    for module in seen:
+        for child in module.modules():
+            if child is not module:
+                inner.add(id(child))
+    return [m for m in seen if id(m) not in inner]
+
+
+def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]:
+    if not events.backwards or events.backwards[-1].error is not None:
+        return []  # a failed backward stops half-way: missing grads prove nothing
+    found: list[Finding] = []
+    for top in _top_modules(modules):
+        named = list(top.named_parameters())
+        trainable = [(n, p) for n, p in named if p.requires_grad]
+        if not any(p.grad is not None for _, p in trainable):
+            continue
+        ddp = hasattr(top, "module") and type(top).__name__ == "DistributedDataParallel"
+        missing = [(n, p) for n, p in trainable if p.grad is None]
+        by_cause: dict[Any, list[str]] = {}
+        for name, param in missing:
+            if ddp and name.startswith("module."):
+                name = name[len("module.") :]
+            cut = events.rewrapped.get(id(param))
+            line = cut.line if cut is not None else events.parameter_lines.get(id(param))
+            by_cause.setdefault((cut is not None, line), []).append(name)
+        for (rewrapped, line), names in by_cause.items():
+            if rewrapped:
+                why = (
+                    f"the graph from them was cut at {_where(line)}, where a new nn.Parameter "
+                    "was made from a computed tensor: the new parameter is a fresh leaf, so "
+                    "nothing flows back to the parameters it was computed from."
+                )
+            else:
+                why = (
+                    "the loss does not depend on them: the module they belong to (made at "
+                    f"{_where(line)}) was not used on the path to the loss"
+                    + (
+                        "; under DistributedDataParallel this also makes the next iteration "
+                        "fail unless find_unused_parameters=True."
+                        if ddp
+                        else "."
+                    )
+                )
+            found.append(
+                make_finding(
+                    "GP107",
+                    message=(
+                        f"{len(names)} parameter{'s' if len(names) != 1 else ''} got no "
+                        f"gradient after backward(): {', '.join(names[:8])}"
+                        + (" ..." if len(names) > 8 else "")
+                        + f"; {why}"
+                    ),
+                    parameter=names[0],
+                    module=type(top).__name__,
+                    locations=_locations((line, "cause")),
+                    details={"parameters": names, "ddp": ddp},
+                )
+            )
+    return found

@@ -1,0 +1,739 @@
+"""The machinery of ``gradprobe.record()``: what runs while the user's code runs.
+
+A :class:`~torch.overrides.TorchFunctionMode` sees every torch call made from Python with
+the user's stack still in place (NOTE [recorder] below); a few patches see what no torch
+function does (``nn.Parameter`` construction, attribute typos on tensors, optimizer steps,
+module calls). Everything recorded is plain data: names, shapes, versions, storage
+addresses and source lines. Tensors are held only through weak references; autograd
+nodes only through :mod:`gradprobe._deepfree`, which releases them when nothing else does.
+
+NOTE [recorder]
+Per call, the mode does the cheap part eagerly and everything else lazily:
+
+- an in-place candidate (a name ending in ``_``, ``__setitem__``, ``out=``,
+  ``inplace=True``) has its target's ``_version`` read before and after; only a changed
+  version is a write (so ``requires_grad_`` is not one);
+- a result whose ``grad_fn`` is new is a new node: its creating line, and for each saved
+  slot the version and storage at save time (read through ``_raw_saved_*``, which never
+  checks versions). Nodes made inside the same call (a composite op) are found by walking
+  down ``next_functions`` to nodes older than the call;
+- a result that does not require grad although an input did is a cut (``detach``,
+  ``argmax``, comparisons, ``no_grad``), and results computed from cut values carry the
+  cut along ("taint"), so a constant loss term can name the line that cut it;
+- with ``check_nan``, floating results are checked for NaN/Inf until the first NaN.
+
+Only a new node, a write, a cut or a non-finite value costs a stack walk.
+Autograd nodes cannot be weakly referenced; they are keyed by ``(name, sequence_nr)``, the
+key :class:`~gradprobe.graph.Node` also carries, so a traced graph can be joined with what
+was recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import itertools
+import math
+import sys
+import weakref
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any, Generic, TypeVar
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from gradprobe import _deepfree
+from gradprobe._source import is_user_file
+from gradprobe.trace import trace as _trace
+
+__all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine", "patches"]
+
+_V = TypeVar("_V")
+NodeKey = tuple[str, int]
+SourceLine = tuple[str, int, str]  # (co_filename, line, function)
+
+_MAX_NODES = 500_000
+_MAX_EVENTS = 100_000
+_BAND = _deepfree.BAND
+_NO_SEQUENCE = 2**64 - 1
+_Plan = sys.modules["gradprobe.trace"]._Plan
+
+
+@dataclass(slots=True)
+class NodeRecord:
+    """One autograd node made while recording."""
+
+    order: int
+    line: SourceLine | None
+    op: str
+    saves: dict[str, tuple[int, int]]  # slot -> (version at save, storage address)
+    consumers: list[NodeKey] = field(default_factory=list)
+    in_no_grad: bool = False
+
+
+@dataclass(slots=True, frozen=True)
+class Write:
+    """An in-place write that moved a version counter (or any write through ``out=``)."""
+
+    order: int
+    line: SourceLine | None
+    op: str
+    storage: int
+    version_before: int | None
+    version_after: int | None
+    shape: tuple[int, ...]
+    is_leaf: bool
+    requires_grad: bool
+    in_optimizer: bool
+    grad_enabled: bool
+
+
+@dataclass(slots=True, frozen=True)
+class Cut:
+    """A point where a value that required grad produced one that does not."""
+
+    ident: int
+    order: int
+    line: SourceLine | None
+    op: str
+    kind: str  # "detach", "no_grad", "non_differentiable", "parameter", "item"
+
+
+@dataclass(slots=True, frozen=True)
+class Mix:
+    """A value without grad, derived from a cut, combined additively into one with grad."""
+
+    order: int
+    line: SourceLine | None
+    op: str
+    cuts: frozenset[int]
+
+
+@dataclass(slots=True, frozen=True)
+class GradRead:
+    """``.grad`` read on a non-leaf tensor that returned None."""
+
+    order: int
+    line: SourceLine | None
+    node: NodeKey | None
+    shape: tuple[int, ...]
+
+
+@dataclass(slots=True, frozen=True)
+class NonFinite:
+    order: int
+    line: SourceLine | None
+    op: str
+    nan: bool
+    shape: tuple[int, ...]
+
+
+@dataclass(slots=True)
+class Backward:
+    order: int
+    line: SourceLine | None
+    op: str
+    roots: list[NodeKey | None]
+    retain_graph: bool
+    error: BaseException | None = None
+
+
+@dataclass
+class Events:
+    """Everything recorded, as plain data (no tensors, no nodes)."""
+
+    nodes: OrderedDict[NodeKey, NodeRecord] = field(default_factory=OrderedDict)
+    writes: deque[Write] = field(default_factory=lambda: deque(maxlen=_MAX_EVENTS))
+    cuts: dict[int, Cut] = field(default_factory=dict)
+    mixes: list[Mix] = field(default_factory=list)
+    grad_reads: list[GradRead] = field(default_factory=list)
+    first_nan: NonFinite | None = None
+    first_inf: NonFinite | None = None
+    backwards: list[Backward] = field(default_factory=list)
+    typos: list[tuple[SourceLine | None, str, str]] = field(default_factory=list)
+    parameter_lines: dict[int, SourceLine | None] = field(default_factory=dict)
+    rewrapped: dict[int, Cut] = field(default_factory=dict)  # id(leaf param) -> cut
+    saved_storages: set[int] = field(default_factory=set)
+    suspicious: bool = False
+    nan_grads: list[tuple[int, str, tuple[int, ...], bool]] = field(default_factory=list)
+    analyses: list[Any] = field(default_factory=list)  # findings made while running
+
+
+def _names(func: Any) -> str:
+    return getattr(func, "__name__", "") or ""
+
+
+_GRAD_GET: Any = torch._C.TensorBase.__dict__["grad"].__get__
+_DATA_GET: Any = torch._C.TensorBase.__dict__["data"].__get__
+_BACKWARDS = {torch.Tensor.backward: "backward", torch.autograd.backward: "backward"}
+_GRAD = torch.autograd.grad
+_ADDITIVE = frozenset(
+    {"add", "__add__", "__radd__", "add_", "__iadd__", "sub", "__sub__", "__rsub__", "sub_"}
+)
+_SCALARS = frozenset({"item", "tolist"})
+_NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "record_stream"})
+
+# Kinds of call, cached per function object.
+_PLAIN, _INPLACE, _SETITEM, _BACKWARD, _AUTOGRAD_GRAD, _GRAD_READ, _SCALAR = range(7)
+_kinds: dict[Any, int] = {}
+
+
+def _kind(func: Any) -> int:
+    try:
+        return _kinds[func]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable callables
+        return _PLAIN
+    name = _names(func)
+    if func == _GRAD_GET:
+        kind = _GRAD_READ
+    elif func in _BACKWARDS:
+        kind = _BACKWARD
+    elif func is _GRAD:
+        kind = _AUTOGRAD_GRAD
+    elif name == "__setitem__":
+        kind = _SETITEM
+    elif name.endswith("_") and not name.endswith("__") and name not in _NOT_WRITES:
+        kind = _INPLACE
+    elif name in _SCALARS:
+        kind = _SCALAR
+    else:
+        kind = _PLAIN
+    _kinds[func] = kind
+    return kind
+
+
+def _user_line(frame: FrameType | None) -> SourceLine | None:
+    while frame is not None:
+        code = frame.f_code
+        if is_user_file(code.co_filename):
+            return (code.co_filename, frame.f_lineno, code.co_name)
+        frame = frame.f_back
+    return None
+
+
+def _tensors(value: Any) -> Iterator[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            if isinstance(item, torch.Tensor):
+                yield item
+
+
+def _version(tensor: torch.Tensor) -> int | None:
+    try:
+        return tensor._version
+    except RuntimeError:  # inference tensors
+        return None
+
+
+def _storage(tensor: torch.Tensor) -> int:
+    try:
+        return tensor.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return 0
+
+
+class RecorderMode(TorchFunctionMode):
+    """Records writes, new nodes, saves, cuts and non-finite values (NOTE [recorder])."""
+
+    def __init__(self, events: Events, *, check_nan: bool) -> None:
+        super().__init__()
+        self.events = events
+        self.check_nan = check_nan
+        self.order = itertools.count()
+        self.plans: dict[type, Any] = {}
+        self.taint = _TensorMap[frozenset[int]]()
+        self.leaves = _TensorMap[None]()
+        self.cut_ids: dict[tuple[SourceLine | None, str], int] = {}
+        self.in_optimizer = 0
+        self.mark = _current_sequence()
+        self.backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None
+        self.backward_hook = None
+
+    # -- the hot path ------------------------------------------------------------------------
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        if kwargs is None:
+            kwargs = {}
+        kind = _kind(func)
+        if kind in (_BACKWARD, _AUTOGRAD_GRAD):
+            return self._backward(func, kind, args, kwargs)
+        targets: list[torch.Tensor] = []
+        if kind == _INPLACE:
+            first = args[0] if args else None
+            if isinstance(first, torch.Tensor):
+                targets.append(first)
+            elif isinstance(first, (list, tuple)):  # torch._foreach_*_
+                targets.extend(t for t in first if isinstance(t, torch.Tensor))
+        elif kind == _SETITEM and args and isinstance(args[0], torch.Tensor):
+            targets.append(args[0])
+        if kwargs:
+            out = kwargs.get("out")
+            if out is not None:
+                targets.extend(_tensors(out))
+            if kwargs.get("inplace") is True and args and isinstance(args[0], torch.Tensor):
+                targets.append(args[0])
+        before = [_version(t) for t in targets] if targets else None
+
+        grad_in = False
+        tensor_in = False
+        for arg in args:
+            if isinstance(arg, torch.Tensor):
+                tensor_in = True
+                if arg.requires_grad:
+                    grad_in = True
+                    if arg.grad_fn is None and id(arg) not in self.leaves.entries:
+                        self.leaves.set(arg, None)
+            elif isinstance(arg, (list, tuple)):
+                for item in arg:
+                    if isinstance(item, torch.Tensor) and item.requires_grad:
+                        grad_in = True
+                        break
+
+        result = func(*args, **kwargs)
+
+        line: Any = False  # a SourceLine (or None) once computed
+        events = self.events
+        if targets:
+            assert before is not None
+            for target, was in zip(targets, before, strict=True):
+                now = _version(target)
+                if now != was:
+                    if line is False:
+                        line = _user_line(sys._getframe(1))
+                    self._write(func, target, was, now, line)
+        if kind == _GRAD_READ:
+            if result is None and args and isinstance(args[0], torch.Tensor):
+                tensor = args[0]
+                if tensor.grad_fn is not None and not tensor.retains_grad:
+                    line = _user_line(sys._getframe(1)) if line is False else line
+                    node = tensor.grad_fn
+                    events.grad_reads.append(
+                        GradRead(
+                            next(self.order),
+                            line,
+                            (node.name(), node._sequence_nr()),
+                            tuple(tensor.shape),
+                        )
+                    )
+            return result
+        if kind == _SCALAR:
+            if grad_in and args and torch.is_grad_enabled():
+                line = _user_line(sys._getframe(1)) if line is False else line
+                self._cut(func, "item", line)
+            return result
+
+        outputs = result if isinstance(result, torch.Tensor) else None
+        many = outputs is None and isinstance(result, (tuple, list))
+        if outputs is None and not many:
+            return result
+        for out in _tensors(result) if many else (outputs,):
+            assert out is not None
+            fn = out.grad_fn
+            if fn is not None:
+                sequence = fn._sequence_nr()
+                if sequence >= self.mark and (fn.name(), sequence) not in events.nodes:
+                    if line is False:
+                        line = _user_line(sys._getframe(1))
+                    self._discover(fn, line)
+            elif grad_in and not out.requires_grad:
+                if line is False:
+                    line = _user_line(sys._getframe(1))
+                cut = self._cut(
+                    func,
+                    "no_grad"
+                    if not torch.is_grad_enabled()
+                    else ("detach" if _names(func) == "detach" else "non_differentiable"),
+                    line,
+                )
+                self.taint.set(out, frozenset((cut,)))
+            if (
+                self.check_nan
+                and tensor_in  # not factories: torch.empty is garbage until written
+                and (kind != _INPLACE or grad_in)  # not optimizer updates
+                and events.first_nan is None
+                and out.is_floating_point()
+            ):
+                self._nan(func, out, line)
+        if self.taint:
+            line = self._spread(func, args, result, many, line)
+        return result
+
+    # -- pieces ------------------------------------------------------------------------------
+
+    def _write(
+        self,
+        func: Any,
+        target: torch.Tensor,
+        was: int | None,
+        now: int | None,
+        line: SourceLine | bool | None,
+    ) -> None:
+        events = self.events
+        storage = _storage(target)
+        if storage in events.saved_storages:
+            events.suspicious = True
+        events.writes.append(
+            Write(
+                order=next(self.order),
+                line=line if line is not False else None,  # type: ignore[arg-type]
+                op=_names(func),
+                storage=storage,
+                version_before=was,
+                version_after=now,
+                shape=tuple(target.shape),
+                is_leaf=target.grad_fn is None,
+                requires_grad=target.requires_grad,
+                in_optimizer=self.in_optimizer > 0,
+                grad_enabled=torch.is_grad_enabled(),
+            )
+        )
+
+    def _discover(self, fn: Any, line: SourceLine | None) -> None:
+        """Record ``fn`` and the nodes below it made in the same call."""
+        events = self.events
+        nodes = events.nodes
+        plans = self.plans
+        mark = self.mark
+        in_no_grad = not torch.is_grad_enabled()
+        stack: list[tuple[Any, NodeKey | None]] = [(fn, None)]
+        highest = mark
+        while stack:
+            node, parent = stack.pop()
+            sequence = node._sequence_nr()
+            key = (node.name(), sequence)
+            known = nodes.get(key)
+            if known is not None:
+                if parent is not None:
+                    known.consumers.append(parent)
+                continue
+            if sequence > highest:
+                highest = sequence
+            plan = plans.get(type(node))
+            if plan is None:
+                plan = plans[type(node)] = _Plan(node)
+            saves: dict[str, tuple[int, int]] = {}
+            if plan.custom:
+                with contextlib.suppress(RuntimeError, AttributeError):
+                    for index, raw in enumerate(node._raw_saved_tensors):
+                        self._save(saves, f"saved_tensors[{index}]", raw)
+            else:
+                for attr, slot, _ in plan.slots:
+                    try:
+                        raw = getattr(node, attr)
+                    except RuntimeError:
+                        continue
+                    if type(raw) is tuple or isinstance(raw, list):
+                        for index, item in enumerate(raw):
+                            self._save(saves, f"{slot}[{index}]", item)
+                    else:
+                        self._save(saves, slot, raw)
+            nodes[key] = NodeRecord(
+                next(self.order),
+                line,
+                key[0],
+                saves,
+                [parent] if parent is not None else [],
+                in_no_grad=in_no_grad,
+            )
+            band = sequence // _BAND
+            hold = None
+            for child, _ in node.next_functions:
+                if child is None:
+                    continue
+                child_sequence = child._sequence_nr()
+                if child_sequence == _NO_SEQUENCE:
+                    continue  # AccumulateGrad: a leaf, childless
+                child_key = (child.name(), child_sequence)
+                record = nodes.get(child_key)
+                if record is not None:
+                    record.consumers.append(key)
+                elif child_sequence >= mark:
+                    stack.append((child, key))
+                if child_sequence // _BAND != band:
+                    hold = [child] if hold is None else [*hold, child]
+            if hold is not None:
+                _deepfree.protect(hold)
+            if len(nodes) > _MAX_NODES:
+                nodes.popitem(last=False)
+        if highest > mark:
+            self.mark = highest + 1
+
+    def _save(self, saves: dict[str, tuple[int, int]], slot: str, raw: Any) -> None:
+        tensor = getattr(raw, "data", raw)
+        if not isinstance(tensor, torch.Tensor):
+            return
+        version = _version(tensor)
+        if version is None:
+            return
+        storage = _storage(tensor)
+        saves[slot] = (version, storage)
+        if storage:
+            self.events.saved_storages.add(storage)
+
+    def _cut(self, func: Any, kind: str, line: SourceLine | None) -> int:
+        op = _names(func)
+        key = (line, kind)
+        ident = self.cut_ids.get(key)
+        if ident is None:
+            ident = self.cut_ids[key] = len(self.cut_ids)
+            self.events.cuts[ident] = Cut(ident, next(self.order), line, op, kind)
+        return ident
+
+    def _nan(self, func: Any, out: torch.Tensor, line: Any) -> None:
+        if out.device.type != "cpu" or out.numel() == 0:
+            return  # NOTE: deferred checks for accelerators are not implemented yet
+        if _finite(out):
+            return
+        events = self.events
+        nan = bool(torch.isnan(out).any())
+        if line is False:
+            line = _user_line(sys._getframe(2))
+        event = NonFinite(next(self.order), line, _names(func), nan, tuple(out.shape))
+        if nan:
+            events.first_nan = event
+        if events.first_inf is None and (not nan or bool(torch.isinf(out).any())):
+            events.first_inf = event
+
+    def _spread(self, func: Any, args: tuple[Any, ...], result: Any, many: bool, line: Any) -> Any:
+        taint = self.taint
+        found: frozenset[int] = frozenset()
+        plain_tainted = False
+        for arg in args:
+            for tensor in _tensors(arg):
+                cuts = taint.get(tensor)
+                if cuts:
+                    found |= cuts
+                    if not tensor.requires_grad:
+                        plain_tainted = True
+        if not found:
+            return line
+        outs = list(_tensors(result)) if many else [result]
+        if any(out.requires_grad for out in outs):
+            if plain_tainted and _names(func) in _ADDITIVE and torch.is_grad_enabled():
+                if line is False:
+                    line = _user_line(sys._getframe(2))
+                self.events.mixes.append(Mix(next(self.order), line, _names(func), found))
+            return line
+        for out in outs:
+            if taint.get(out) is None:
+                taint.set(out, found)
+        return line
+
+    # -- backward ----------------------------------------------------------------------------
+
+    def _backward(self, func: Any, kind: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        line = _user_line(sys._getframe(1))
+        roots_arg = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
+        roots = list(_tensors(roots_arg))
+        keys: list[NodeKey | None] = []
+        for root in roots:
+            fn = root.grad_fn
+            keys.append(None if fn is None else (fn.name(), fn._sequence_nr()))
+        position = 3 if kind == _AUTOGRAD_GRAD else 2  # retain_graph's place in args
+        retain = kwargs.get("retain_graph", args[position] if len(args) > position else None)
+        if retain is None:
+            create = kwargs.get(
+                "create_graph", args[position + 1] if len(args) > position + 1 else False
+            )
+            retain = bool(create)
+        event = Backward(next(self.order), line, _names(func), keys, bool(retain))
+        self.events.backwards.append(event)
+        hook = self.backward_hook
+        if hook is not None:
+            hook(event, roots, args, kwargs)
+        try:
+            result = func(*args, **kwargs)
+        except BaseException as error:
+            event.error = error
+            if hook is not None:
+                hook(event, roots, args, kwargs)
+            raise
+        if not event.retain_graph:
+            self.events.saved_storages.clear()
+            self.events.suspicious = False
+        if self.check_nan:
+            self._check_grads()
+        return result
+
+    def _check_grads(self) -> None:
+        events = self.events
+        if events.nan_grads:
+            return
+        for leaf in self.leaves.tensors():
+            grad = leaf.grad
+            if grad is None or not grad.is_floating_point() or grad.device.type != "cpu":
+                continue
+            if not _finite(grad):
+                events.nan_grads.append(
+                    (id(leaf), _describe(leaf), tuple(leaf.shape), bool(torch.isnan(grad).any()))
+                )
+                return
+
+
+class _TensorMap(Generic[_V]):
+    """``id(tensor) -> value`` for live tensors only. WeakKeyDictionary cannot hold tensors:
+    comparing two weak references compares the tensors with ``==``, elementwise."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        self.entries: dict[int, tuple[weakref.ref[torch.Tensor], _V]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+    def set(self, tensor: torch.Tensor, value: _V) -> None:
+        key = id(tensor)
+        entries = self.entries
+
+        def forget(_: object, key: int = key) -> None:
+            entries.pop(key, None)
+
+        try:
+            self.entries[key] = (weakref.ref(tensor, forget), value)
+        except TypeError:
+            return
+
+    def get(self, tensor: torch.Tensor, default: _V | None = None) -> _V | None:
+        entry = self.entries.get(id(tensor))
+        if entry is None or entry[0]() is not tensor:
+            return default
+        return entry[1]
+
+    def tensors(self) -> list[torch.Tensor]:
+        alive = [ref() for ref, _ in list(self.entries.values())]
+        return [t for t in alive if t is not None]
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+
+def _finite(tensor: torch.Tensor) -> bool:
+    """No NaN or infinity in ``tensor``: one reduction, and an exact check only when the sum
+    is not finite (NaN and infinities propagate through a sum; a finite sum can overflow)."""
+    total = float(tensor.detach().sum())
+    if math.isfinite(total):
+        return True
+    return bool(torch.isfinite(tensor).all())
+
+
+def _describe(tensor: torch.Tensor) -> str:
+    kind = "parameter" if isinstance(tensor, torch.nn.Parameter) else "tensor"
+    return f"{kind} of shape {tuple(tensor.shape)}"
+
+
+def _current_sequence() -> int:
+    """The sequence number the next autograd node made in this thread will get."""
+    with torch.enable_grad():
+        probe = torch.zeros((), requires_grad=True).mul(1)
+    assert probe.grad_fn is not None
+    return int(probe.grad_fn._sequence_nr()) + 1
+
+
+# -- patches -----------------------------------------------------------------------------------
+
+_TENSOR_ATTRS = frozenset(("requires_grad", "grad", "data", "retains_grad", "is_leaf"))
+_LOOKALIKE = ("requires_grad",)
+
+
+@contextlib.contextmanager
+def patches(mode: RecorderMode) -> Iterator[None]:
+    """Install the patches the recorder needs besides its mode; undo them on exit."""
+    events = mode.events
+    undo: list[Callable[[], None]] = []
+    try:
+        # Tensor attribute typos: `p.require_grad = False` freezes nothing.
+        original_setattr = torch.Tensor.__dict__.get("__setattr__")
+
+        def setattr_(self: torch.Tensor, name: str, value: Any) -> None:
+            if name not in _TENSOR_ATTRS and not name.startswith("_"):
+                close = difflib.get_close_matches(name, _LOOKALIKE, n=1, cutoff=0.8)
+                if close:
+                    events.typos.append((_user_line(sys._getframe(1)), name, close[0]))
+            torch._C.TensorBase.__setattr__(self, name, value)
+
+        torch.Tensor.__setattr__ = setattr_  # type: ignore[method-assign,assignment]
+
+        def restore_setattr() -> None:
+            if original_setattr is None:
+                with contextlib.suppress(AttributeError):
+                    del torch.Tensor.__setattr__
+            else:
+                torch.Tensor.__setattr__ = original_setattr  # type: ignore[method-assign]
+
+        undo.append(restore_setattr)
+
+        # nn.Parameter construction: where parameters come from, and re-wrapping.
+        parameter_new = torch.nn.Parameter.__new__
+        parameter_slot = torch.nn.Parameter.__dict__["__new__"]
+
+        def new_parameter(cls: Any, data: Any = None, requires_grad: bool = True) -> Any:
+            param = parameter_new(cls, data, requires_grad)
+            line = _user_line(sys._getframe(1))
+            events.parameter_lines[id(param)] = line
+            if isinstance(data, torch.Tensor) and data.grad_fn is not None:
+                ident = mode._cut(new_parameter, "parameter", line)
+                for leaf in _leaves_below(data):
+                    events.rewrapped[leaf] = events.cuts[ident]
+            return param
+
+        torch.nn.Parameter.__new__ = new_parameter  # type: ignore[method-assign]
+
+        def restore_parameter() -> None:
+            torch.nn.Parameter.__new__ = parameter_slot  # type: ignore[method-assign]
+
+        undo.append(restore_parameter)
+
+        # Optimizer steps: writes made inside one are updates, not accidents.
+        from torch.optim.optimizer import (
+            register_optimizer_step_post_hook,
+            register_optimizer_step_pre_hook,
+        )
+
+        def pre(*_: Any) -> None:
+            mode.in_optimizer += 1
+
+        def post(*_: Any) -> None:
+            mode.in_optimizer = max(0, mode.in_optimizer - 1)
+
+        handles = (register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post))
+        undo.extend(handle.remove for handle in handles)
+        yield
+    finally:
+        for step in reversed(undo):
+            with contextlib.suppress(Exception):
+                step()
+
+
+def _leaves_below(tensor: torch.Tensor, limit: int = 100_000) -> list[int]:
+    """ids of the leaf tensors (AccumulateGrad variables) the graph of ``tensor`` reaches."""
+    graph_root = tensor.grad_fn
+    if graph_root is None:
+        return []
+    _trace(tensor, max_nodes=limit)  # wraps and protects the nodes this walk touches
+    seen = {graph_root}
+    stack = [graph_root]
+    found: list[int] = []
+    while stack and len(seen) < limit:
+        node = stack.pop()
+        variable = getattr(node, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            found.append(id(variable))
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return found

@@ -1,0 +1,130 @@
+"""``gradprobe diagnose [--json PATH] SCRIPT [ARGS...]``: run a script unchanged, explain it.
+
+The script runs as ``__main__`` with ``sys.argv = [SCRIPT, *ARGS]`` and its directory
+first on ``sys.path``, exactly like ``python SCRIPT ARGS``, inside :func:`gradprobe.record`.
+Its output is untouched; the findings go to stderr as a rich report, and to ``PATH`` as
+JSON when asked. The exit status is the script's own: 0, its ``sys.exit`` code, or 1 after
+an uncaught exception (whose traceback is printed first, as Python would).
+
+JSON shape::
+
+    {"gradprobe": VERSION, "script": ABS_PATH, "argv": [...], "exit_code": N,
+     "error": null | {"type": "RuntimeError", "message": "..."},
+     "findings": [finding.to_dict(), ...]}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from gradprobe.errors import GradprobeValueError
+from gradprobe.findings import Finding
+from gradprobe.record import record
+
+__all__ = ["Diagnosis", "diagnose", "diagnose_script"]
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The outcome of running one script under the recorder."""
+
+    script: str
+    argv: tuple[str, ...]
+    exit_code: int
+    error: BaseException | None
+    findings: tuple[Finding, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document (see the module docstring)."""
+        from gradprobe import __version__
+
+        error = None
+        if self.error is not None and not isinstance(self.error, SystemExit):
+            error = {"type": type(self.error).__name__, "message": str(self.error)}
+        return {
+            "gradprobe": __version__,
+            "script": self.script,
+            "argv": list(self.argv),
+            "exit_code": self.exit_code,
+            "error": error,
+            "findings": [finding.to_dict() for finding in self.findings],
+        }
+
+
+def diagnose_script(script: str | os.PathLike[str], args: Sequence[str] = ()) -> Diagnosis:
+    """Run ``script`` as ``__main__`` under :func:`gradprobe.record`; never raises for the
+    script's own errors (they are in the result).
+
+    Raises:
+        GradprobeValueError: ``script`` is not a readable Python file.
+    """
+    path = Path(script)
+    if not path.is_file():
+        msg = (
+            f"gradprobe diagnose: {str(script)!r} is not a file. Give the path of a Python "
+            "script, e.g. gradprobe diagnose train.py --epochs 1"
+        )
+        raise GradprobeValueError(msg)
+    path = path.resolve()
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [str(script), *args]
+    sys.path.insert(0, str(path.parent))
+    error: BaseException | None = None
+    exit_code = 0
+    recording = record()
+    try:
+        with recording:
+            runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as stop:
+        error = stop
+        exit_code = _exit_status(stop.code)
+    except KeyboardInterrupt as stop:
+        error = stop
+        exit_code = 130
+    except BaseException as raised:  # noqa: BLE001  (the script's error is the result)
+        error = raised
+        exit_code = 1
+        traceback.print_exception(raised, file=sys.stderr)
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    findings = tuple(recording.findings)
+    return Diagnosis(str(path), tuple(args), exit_code, error, findings)
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    sys.stderr.write(f"{code}\n")  # as the interpreter does for sys.exit('message')
+    return 1
+
+
+def diagnose(
+    script: str | os.PathLike[str],
+    args: Sequence[str] = (),
+    *,
+    json_path: str | os.PathLike[str] | None = None,
+    stream: TextIO | None = None,
+) -> int:
+    """The ``gradprobe diagnose`` command: run, report to ``stream`` (stderr), write JSON;
+    returns the script's exit status."""
+    from rich.console import Console
+
+    from gradprobe.render.findings import findings_view
+
+    result = diagnose_script(script, args)
+    console = Console(file=stream or sys.stderr, highlight=False)
+    console.rule(f"gradprobe diagnose {Path(result.script).name}")
+    console.print(findings_view(result.findings, ok_text="gradprobe found nothing wrong"))
+    if json_path is not None:
+        Path(json_path).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+    return result.exit_code

@@ -1,0 +1,282 @@
+"""``with gradprobe.record() as rec:`` — record what autograd saw, then say what went wrong.
+
+While the block runs, gradprobe notes the line that created each autograd node, every
+tensor saved for backward with its version at save time, every in-place write with its
+line and versions, where graphs were cut, ``.grad`` reads that return None, every
+``backward()``/``autograd.grad`` call, and (with ``check_nan``) the first NaN/Inf. When the
+block ends, ``rec.findings`` lists what went wrong, each finding with the line to change
+(role ``cause``). Errors raised inside the block propagate unchanged; nothing recorded keeps
+a tensor alive, and every mode, hook and patch is removed on exit, also on exceptions.
+
+Example:
+    >>> import torch, gradprobe
+    >>> with gradprobe.record() as rec:
+    ...     x = torch.ones(3, requires_grad=True)
+    ...     y = x.sigmoid()
+    ...     y.data.zero_()
+    ...     y.sum().backward()
+    >>> [finding.code for finding in rec.findings]
+    ['GP108']
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import ExitStack
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, final
+
+import torch
+
+from gradprobe import _blame
+from gradprobe._probe import Probe, probe_factories
+from gradprobe._recorder import Backward, Events, RecorderMode, patches
+from gradprobe.errors import GradprobeError
+from gradprobe.explain import explain_error
+from gradprobe.findings import Finding
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+
+__all__ = ["Recording", "RecordingError", "record"]
+
+_active = threading.local()
+
+
+class RecordingError(GradprobeError, RuntimeError):
+    """``record()`` was used in a way it cannot support (e.g. nested recordings)."""
+
+
+@final
+class Recording:
+    """What one ``record()`` block saw; ``findings`` is filled when the block ends."""
+
+    def __init__(self, *, check_nan: bool = True) -> None:
+        self.check_nan = check_nan
+        self.events = Events()
+        self.findings: list[Finding] = []
+        self.error: BaseException | None = None
+        self._mode: RecorderMode | None = None
+        self._stack: ExitStack | None = None
+        self._modules: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
+        self._probes: list[Probe] = []
+        self._closed = False
+        self._prechecked: tuple[int, int, int] = (-1, 0, 0)
+
+    # -- context manager -------------------------------------------------------------------
+
+    def __enter__(self) -> Recording:
+        if getattr(_active, "recording", None) is not None:
+            msg = (
+                "gradprobe.record() is already active in this thread; recordings cannot be "
+                "nested. Use one record() block around the code you want to diagnose."
+            )
+            raise RecordingError(msg)
+        if self._closed:
+            msg = "this Recording has ended; start a new one with gradprobe.record()."
+            raise RecordingError(msg)
+        stack = ExitStack()
+        try:
+            mode = RecorderMode(self.events, check_nan=self.check_nan)
+            mode.backward_hook = self._on_backward
+            self._mode = mode
+            stack.enter_context(patches(mode))
+            modules = self._modules
+
+            def seen(module: torch.nn.Module, _args: Any) -> None:
+                modules.add(module)
+
+            handle = torch.nn.modules.module.register_module_forward_pre_hook(seen)
+            stack.callback(handle.remove)
+            for factory in probe_factories():
+                probe = factory()
+                probe.start()
+                stack.callback(probe.stop)
+                self._probes.append(probe)
+            stack.enter_context(mode)
+        except BaseException:
+            stack.close()
+            raise
+        self._stack = stack
+        _active.recording = self
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.finish(exc)
+
+    def finish(self, error: BaseException | None = None) -> None:
+        """End the recording (the ``with`` block does this) and compute the findings."""
+        if self._closed:
+            return
+        self._closed = True
+        _active.recording = None
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            stack.close()
+        self.error = error
+        try:
+            self.findings = self._conclude(error)
+        finally:
+            mode, self._mode = self._mode, None
+            if mode is not None:
+                mode.taint.clear()
+                mode.leaves.clear()
+            self._modules = weakref.WeakSet()
+
+    # -- analyses ---------------------------------------------------------------------------
+
+    def _on_backward(
+        self, event: Backward, roots: list[torch.Tensor], args: Any, kwargs: Any
+    ) -> None:
+        mode = self._mode
+        if mode is None:
+            return
+        try:
+            if event.error is None:
+                found = _blame.before_backward(self.events, roots)
+                self._prechecked = (event.order, len(self.events.analyses), len(found))
+            elif self._prechecked[0] == event.order and self._prechecked[2]:
+                # Already explained before backward ran: add where it raised.
+                start, count = self._prechecked[1], self._prechecked[2]
+                location = _blame.location(event.line, "error")
+                if location is not None:
+                    from dataclasses import replace
+
+                    analyses = self.events.analyses
+                    for index in range(start, start + count):
+                        finding = analyses[index]
+                        analyses[index] = replace(finding, locations=(*finding.locations, location))
+                return
+            else:
+                found = _blame.after_error(
+                    self.events,
+                    event,
+                    roots,
+                    event.error,
+                    lambda tensor: mode.taint.get(tensor) or frozenset(),
+                )
+                location = _blame.location(event.line, "error")
+                if location is not None:
+                    from dataclasses import replace
+
+                    found = [
+                        replace(f, locations=(*f.locations, replace(location, role="error")))
+                        for f in found
+                    ]
+        except Exception as problem:  # noqa: BLE001  (never break the user's program)
+            found = [_internal(problem)]
+        self.events.analyses.extend(found)
+
+    def _conclude(self, error: BaseException | None) -> list[Finding]:
+        findings = list(self.events.analyses)
+        try:
+            findings.extend(_blame.final_findings(self.events, list(self._modules)))
+        except Exception as problem:  # noqa: BLE001
+            findings.append(_internal(problem))
+        for probe in self._probes:
+            try:
+                findings.extend(probe.findings(error))
+            except Exception as problem:  # noqa: BLE001
+                findings.append(_internal(problem))
+        if error is not None and isinstance(error, Exception):
+            explained = explain_error(error)
+            if explained is not None and not any(f.code == explained.code for f in findings):
+                findings.insert(0, _with_cause(explained))
+        return _dedupe(findings)
+
+    # -- output -----------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"findings": [finding.to_dict(), ...]}``."""
+        return {"findings": [finding.to_dict() for finding in self.findings]}
+
+    def __iter__(self) -> Iterator[Finding]:
+        return iter(self.findings)
+
+    def __len__(self) -> int:
+        return len(self.findings)
+
+    def __repr__(self) -> str:
+        state = "recording" if self._stack is not None else "ended"
+        codes = ", ".join(f.code for f in self.findings[:5])
+        return f"<Recording {state}, {len(self.events.nodes)} nodes, findings: [{codes}]>"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from gradprobe.render.findings import findings_view
+
+        yield findings_view(tuple(self.findings), ok_text="gradprobe: nothing to report")
+
+
+def _with_cause(finding: Finding) -> Finding:
+    """An error recognised from its text alone: where it was raised is what to change
+    (an in-place write on a leaf is refused at the line that does it)."""
+    from dataclasses import replace
+
+    if finding.code != "GP102":
+        return finding
+    return replace(
+        finding,
+        locations=tuple(
+            replace(loc, role="cause") if loc.role == "error" else loc for loc in finding.locations
+        ),
+    )
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple[str, tuple[tuple[str, int, str], ...]]] = set()
+    out: list[Finding] = []
+    for finding in findings:
+        key = (finding.code, tuple((l.file, l.line, l.role) for l in finding.locations))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(finding)
+    return out
+
+
+def _internal(problem: Exception) -> Finding:
+    from gradprobe.findings import make_finding
+
+    return make_finding(
+        "GP199",
+        message=(
+            f"gradprobe's own analysis failed ({type(problem).__name__}: {problem}); the "
+            "other findings are unaffected. Please report this with the script."
+        ),
+    )
+
+
+def record(*, check_nan: bool = True) -> Recording:
+    """Record autograd activity in a ``with`` block and explain what went wrong.
+
+    Args:
+        check_nan: check floating results for NaN/Inf until the first NaN, and gradients
+            after each backward (CPU tensors; a host sync per op on accelerators, so
+            turn it off there if speed matters).
+
+    Returns:
+        The :class:`Recording`; its ``findings`` are filled when the block ends.
+
+    Raises:
+        RecordingError: a recording is already active in this thread.
+
+    Example::
+
+        with gradprobe.record() as rec:
+            train_step()
+        for finding in rec.findings:
+            print(finding)
+    """
+    return Recording(check_nan=check_nan)
+
+
+def active_recording() -> Recording | None:
+    """The recording active in this thread, if any."""
+    return getattr(_active, "recording", None)
