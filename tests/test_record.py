@@ -310,6 +310,89 @@ def test_nan_gradient_from_unselected_where_branch(tmp_path: Path) -> None:
     assert causes(findings, "GP202") == [line_of(text, "torch.where")]
 
 
+def test_running_total_keeps_graphs_alive(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        total = 0
+        for _ in range(4):
+            opt.zero_grad()
+            loss = model(torch.randn(3, 4)).pow(2).mean()
+            total = total + loss
+            loss.backward()
+            opt.step()
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP112"]
+    assert roles(finding) == {"cause": [line_of(text, "total = total + loss")]}
+    assert finding.details["iterations_chained"] == 4
+
+
+def test_zero_grad_inside_accumulation_window(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for i in range(4):
+            opt.zero_grad()
+            model(torch.randn(3, 4)).pow(2).mean().backward()
+            if i % 2 == 1:
+                opt.step()
+        """,
+    )
+    assert causes(findings, "GP110") == [line_of(text, "opt.zero_grad()")]
+
+
+def test_grad_scaler_overflow_is_not_reported_as_nan(tmp_path: Path) -> None:
+    findings, _, status = run(
+        tmp_path,
+        """
+        import torch
+        w = torch.nn.Parameter(torch.ones(3))
+        opt = torch.optim.SGD([w], lr=0.1)
+        scaler = torch.amp.GradScaler("cpu", init_scale=2.0**100)
+        loss = (w * 1e30).sum()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        """,
+    )
+    assert status == 0
+    assert [f.code for f in findings if f.code.startswith("GP2")] == []
+
+
+def test_create_graph_and_torch_func_are_not_misread() -> None:
+    with record() as rec:
+        x = torch.randn(3, requires_grad=True)
+        g = torch.func.grad(lambda t: (t.sin() ** 2).sum())(x)
+        (gx,) = torch.autograd.grad((x**3).sum(), x, create_graph=True)
+        gx.sum().backward()
+    assert torch.allclose(g, 2 * x.sin() * x.cos())
+    assert x.grad is not None and torch.allclose(x.grad, 6 * x.detach())
+    assert rec.findings == []
+
+
+def test_check_inside_a_recording_adds_the_lines() -> None:
+    import gradprobe
+
+    here = Path(__file__).read_text().splitlines()
+    with record():
+        a = torch.ones(4, requires_grad=True)
+        b = a + 2
+        loss = (b * b).mean()  # saved here
+        b[0] = 1000.0  # overwritten here
+        report = gradprobe.check(loss)
+    (finding,) = report.findings
+    lines = {loc.role: here[loc.line - 1] for loc in finding.locations}
+    assert "# overwritten here" in lines["cause"]
+    assert "# saved here" in lines["saved"]
+
+
 def test_clean_script_has_no_findings(tmp_path: Path) -> None:
     findings, _, status = run(
         tmp_path,

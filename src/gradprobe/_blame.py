@@ -75,13 +75,20 @@ def stale_findings(events: Events, roots: Sequence[torch.Tensor]) -> list[Findin
     wanted = [root for root in roots if root.grad_fn is not None]
     if not wanted:
         return []
-    report = check(*wanted)
+    report = check(*wanted, lines=False)
+    return [f for f in join_lines(events, report.findings, report.graph) if f.code != "GP103"]
+
+
+def join_lines(events: Events, given: Sequence[Finding], graph: Graph) -> list[Finding]:
+    """``check()``'s findings with the recorded lines added: for a stale saved tensor, the
+    line that wrote over it (``cause``) and the line that saved it; others unchanged."""
     findings: list[Finding] = []
     merged: dict[tuple[str, SourceLine | None], int] = {}
-    for finding in report.findings:
+    for finding in given:
         if finding.code not in ("GP101", "GP109"):
+            findings.append(finding)
             continue
-        node = report.graph.nodes[finding.details["node_id"]]
+        node = graph.nodes[finding.details["node_id"]]
         record = events.nodes.get((node.name, node.sequence_nr or -1))
         saved = record.saves.get(finding.details["slot"]) if record is not None else None
         writes = _writes_after(events, record, saved[1]) if record is not None and saved else []
@@ -353,7 +360,49 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(_mixes(events))
     findings.extend(_typos(events))
     findings.extend(_unused(events, modules))
+    findings.extend(_kept_alive(events))
+    findings.extend(_zeroed(events))
     return findings
+
+
+def _kept_alive(events: Events) -> list[Finding]:
+    found: list[Finding] = []
+    for line, count in events.kept_alive.items():
+        if count < 2:
+            continue
+        found.append(
+            make_finding(
+                "GP112",
+                message=(
+                    f"At {_where(line)} each iteration builds on a tensor from an earlier "
+                    f"iteration whose graph was already backpropagated ({count + 1} "
+                    "iterations chained so far): every old graph, with the activations it "
+                    "saved, stays in memory and the chain grows each step. Accumulate "
+                    "loss.item() (or t.detach()) there instead."
+                ),
+                locations=_locations((line, "cause")),
+                details={"iterations_chained": count + 1},
+            )
+        )
+    return found
+
+
+def _zeroed(events: Events) -> list[Finding]:
+    if not events.steps:
+        return []  # no training loop: zeroing gradients after backward is nobody's bug
+    return [
+        make_finding(
+            "GP110",
+            message=(
+                f"At {_where(line)} gradients were set to None after a backward() whose "
+                "gradients no optimizer step had used yet: that backward's work is thrown "
+                "away. If you accumulate over micro-batches, zero the gradients only right "
+                "after optimizer.step()."
+            ),
+            locations=_locations((line, "cause")),
+        )
+        for line in events.zeroings[:1]
+    ]
 
 
 def _nan_findings(events: Events) -> list[Finding]:
@@ -380,7 +429,7 @@ def _nan_findings(events: Events) -> list[Finding]:
                 locations=_locations(*pairs),
             )
         )
-    for _, name, shape, is_nan in events.nan_grads[:1]:
+    for _, name, shape, is_nan in [] if events.amp else events.nan_grads[:1]:
         what = "NaN" if is_nan else "infinite"
         if nan is not None:
             message = (

@@ -159,6 +159,12 @@ class Events:
     saved_storages: set[int] = field(default_factory=set)
     suspicious: bool = False
     nan_grads: list[tuple[int, str, tuple[int, ...], bool]] = field(default_factory=list)
+    last_backward: int = -1  # order of the last backward that completed
+    kept_alive: dict[SourceLine, int] = field(default_factory=dict)  # line -> times chained
+    zeroings: list[SourceLine | None] = field(default_factory=list)  # grads dropped unused
+    grads_pending: bool = False  # a backward filled grads that no optimizer step used yet
+    steps: int = 0
+    amp: bool = False  # a GradScaler scaled a loss: inf gradients are expected
     analyses: list[Any] = field(default_factory=list)  # findings made while running
 
 
@@ -460,6 +466,12 @@ class RecorderMode(TorchFunctionMode):
                 record = nodes.get(child_key)
                 if record is not None:
                     record.consumers.append(key)
+                    if (
+                        record.order < events.last_backward
+                        and line is not None
+                        and record.line == line
+                    ):  # `total += loss`: this line extends a graph already backpropagated
+                        events.kept_alive[line] = events.kept_alive.get(line, 0) + 1
                 elif child_sequence >= mark:
                     stack.append((child, key))
                 if child_sequence // _BAND != band:
@@ -561,9 +573,12 @@ class RecorderMode(TorchFunctionMode):
             if hook is not None:
                 hook(event, roots, args, kwargs)
             raise
+        events = self.events
+        events.last_backward = next(self.order)
+        events.grads_pending = True
         if not event.retain_graph:
-            self.events.saved_storages.clear()
-            self.events.suspicious = False
+            events.saved_storages.clear()
+            events.suspicious = False
         if self.check_nan:
             self._check_grads()
         return result
@@ -659,7 +674,12 @@ def patches(mode: RecorderMode) -> Iterator[None]:
         original_setattr = torch.Tensor.__dict__.get("__setattr__")
 
         def setattr_(self: torch.Tensor, name: str, value: Any) -> None:
-            if name not in _TENSOR_ATTRS and not name.startswith("_"):
+            if name == "grad":
+                if value is None and events.grads_pending and mode.in_optimizer == 0:
+                    line = _user_line(sys._getframe(1))
+                    if line not in events.zeroings and self.grad is not None:
+                        events.zeroings.append(line)
+            elif name not in _TENSOR_ATTRS and not name.startswith("_"):
                 close = difflib.get_close_matches(name, _LOOKALIKE, n=1, cutoff=0.8)
                 if close:
                     events.typos.append((_user_line(sys._getframe(1)), name, close[0]))
@@ -708,9 +728,26 @@ def patches(mode: RecorderMode) -> Iterator[None]:
 
         def post(*_: Any) -> None:
             mode.in_optimizer = max(0, mode.in_optimizer - 1)
+            events.steps += 1
+            events.grads_pending = False
 
         handles = (register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post))
         undo.extend(handle.remove for handle in handles)
+        # AMP: a GradScaler skips steps whose gradients overflowed, on purpose.
+        scaler_class = getattr(getattr(torch, "amp", None), "GradScaler", None)
+        if scaler_class is not None:
+            original_scale = scaler_class.__dict__["scale"]
+
+            def scale(self: Any, outputs: Any) -> Any:
+                events.amp = True
+                return original_scale(self, outputs)
+
+            scaler_class.scale = scale
+
+            def restore_scale() -> None:
+                scaler_class.scale = original_scale
+
+            undo.append(restore_scale)
         yield
     finally:
         for step in reversed(undo):

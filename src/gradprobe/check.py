@@ -24,6 +24,7 @@ from __future__ import annotations
 import gc
 import importlib
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -145,6 +146,7 @@ def check(
     *tensors: torch.Tensor | Sequence[torch.Tensor],
     model: torch.nn.Module | None = None,
     names: Mapping[str, torch.Tensor] | None = None,
+    lines: bool = True,
 ) -> CheckReport:
     """Find what would make ``backward()`` from ``tensors`` fail, without running it.
 
@@ -156,6 +158,8 @@ def check(
         tensors: what you would call backward on (usually the loss); lists are flattened.
         model: names parameters (GP109 says which one) and buffers.
         names: more names, ``{"x": x}``.
+        lines: inside ``gradprobe.record()``, add the recorded source lines (the write
+            that made a saved tensor stale is the ``cause``, where it was saved ``saved``).
 
     Raises:
         GradprobeTypeError, GradprobeValueError: as :func:`gradprobe.trace`.
@@ -221,6 +225,13 @@ def check(
         del fns
         if freed:
             findings.append(_freed(graph, freed))
+    if lines:
+        recording = sys.modules.get("gradprobe.record")
+        active = recording.active_recording() if recording is not None else None
+        if active is not None:
+            from gradprobe._blame import join_lines
+
+            findings = join_lines(active.events, findings, graph)
     return CheckReport(findings=tuple(findings), graph=graph)
 
 
