@@ -259,6 +259,11 @@ class RecorderMode(TorchFunctionMode):
         self.cut_ids: dict[tuple[SourceLine | None, str], int] = {}
         self.in_optimizer = 0
         self.mark = _current_sequence()
+        # torch >= 2.14: node_creation_hook hands over every node as it is made (NOTE
+        # [recorder]); record() installs it and sets `hooked`. Nodes wait here until the
+        # torch call that made them returns and its line is known.
+        self.hooked = False
+        self.pending: list[Any] = []
         self.backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None
         self.backward_hook = None
 
@@ -274,6 +279,8 @@ class RecorderMode(TorchFunctionMode):
         if kwargs is None:
             kwargs = {}
         kind = _kind(func)
+        if self.pending:  # made outside any torch call we saw: the best line is this one
+            self._take_pending(_user_line(sys._getframe(1)))
         if kind in (_BACKWARD, _AUTOGRAD_GRAD):
             return self._backward(func, kind, args, kwargs)
         targets: list[torch.Tensor] = []
@@ -345,11 +352,16 @@ class RecorderMode(TorchFunctionMode):
         many = outputs is None and isinstance(result, (tuple, list))
         if outputs is None and not many:
             return result
+        if self.pending:
+            if line is False:
+                line = _user_line(sys._getframe(1))
+            self._take_pending(line)
         for out in _tensors(result) if many else (outputs,):
             assert out is not None
             fn = out.grad_fn
             if fn is not None:
-                sequence = fn._sequence_nr()
+                # With the node-creation hook the node is already recorded (-1 skips it).
+                sequence = -1 if self.hooked else fn._sequence_nr()
                 if sequence >= self.mark and (fn.name(), sequence) not in events.nodes:
                     if line is False:
                         line = _user_line(sys._getframe(1))
@@ -406,6 +418,15 @@ class RecorderMode(TorchFunctionMode):
                 grad_enabled=torch.is_grad_enabled(),
             )
         )
+
+    def created(self, node: Any) -> None:
+        """The node-creation hook (torch >= 2.14): keep the node until its call returns."""
+        self.pending.append(node)
+
+    def _take_pending(self, line: SourceLine | None) -> None:
+        nodes, self.pending = self.pending, []
+        for node in nodes:  # creation order: children first, so edges find their parents
+            self._discover(node, line)
 
     def _discover(self, fn: Any, line: SourceLine | None) -> None:
         """Record ``fn`` and the nodes below it made in the same call."""

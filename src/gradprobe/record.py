@@ -53,8 +53,9 @@ class RecordingError(GradprobeError, RuntimeError):
 class Recording:
     """What one ``record()`` block saw; ``findings`` is filled when the block ends."""
 
-    def __init__(self, *, check_nan: bool = True) -> None:
+    def __init__(self, *, check_nan: bool = True, node_hook: bool = True) -> None:
         self.check_nan = check_nan
+        self.node_hook = node_hook
         self.events = Events()
         self.findings: list[Finding] = []
         self.error: BaseException | None = None
@@ -83,6 +84,10 @@ class Recording:
             mode.backward_hook = self._on_backward
             self._mode = mode
             stack.enter_context(patches(mode))
+            creation_hook = getattr(torch.autograd.graph, "node_creation_hook", None)
+            if creation_hook is not None and self.node_hook:  # torch >= 2.14
+                stack.enter_context(creation_hook(mode.created))
+                mode.hooked = True
             modules = self._modules
 
             def seen(module: torch.nn.Module, _args: Any) -> None:
@@ -126,6 +131,7 @@ class Recording:
         finally:
             mode, self._mode = self._mode, None
             if mode is not None:
+                mode.pending = []
                 mode.taint.clear()
                 mode.leaves.clear()
             self._modules = weakref.WeakSet()
@@ -253,13 +259,17 @@ def _internal(problem: Exception) -> Finding:
     )
 
 
-def record(*, check_nan: bool = True) -> Recording:
+def record(*, check_nan: bool = True, node_hook: bool = True) -> Recording:
     """Record autograd activity in a ``with`` block and explain what went wrong.
 
     Args:
         check_nan: check floating results for NaN/Inf until the first NaN, and gradients
             after each backward (CPU tensors; a host sync per op on accelerators, so
             turn it off there if speed matters).
+        node_hook: on torch >= 2.14, learn about every autograd node from
+            ``torch.autograd.graph.node_creation_hook`` as it is made (also nodes made
+            where no torch function call is visible); False uses the 2.13 way on any
+            version (walking down from each call's results).
 
     Returns:
         The :class:`Recording`; its ``findings`` are filled when the block ends.
@@ -274,7 +284,7 @@ def record(*, check_nan: bool = True) -> Recording:
         for finding in rec.findings:
             print(finding)
     """
-    return Recording(check_nan=check_nan)
+    return Recording(check_nan=check_nan, node_hook=node_hook)
 
 
 def active_recording() -> Recording | None:
