@@ -48,8 +48,8 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Regenerate the real outputs shown in docs/ (text reports, SVGs)."""
-    _install(session)
+    """Regenerate the real outputs shown in docs/ (text reports, SVGs, PNGs)."""
+    _install(session, extras="test,plot")
     session.run("python", "docs/generate.py")
 
 

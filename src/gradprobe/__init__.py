@@ -22,8 +22,10 @@ from gradprobe.explain import explain, explain_error
 from gradprobe.findings import CODES, Code, Finding, Location, make_finding
 from gradprobe.graph import Edge, Graph, Leaf, Node, Root, SavedTensor, Truncation
 from gradprobe.leaves import LeafReport, LeafRow, leaf_report
+from gradprobe.plot import MatplotlibNotFoundError
 from gradprobe.record import Recording, RecordingError, record
 from gradprobe.render import save_svg, to_dot, to_svg
+from gradprobe.saliency import SaliencyBlindSpotError, SaliencyMap, grad_cam, guided_backprop
 from gradprobe.trace import trace
 
 __version__ = "0.1.0"
@@ -46,17 +48,22 @@ __all__ = [
     "LeafReport",
     "LeafRow",
     "Location",
+    "MatplotlibNotFoundError",
     "Node",
     "Recording",
     "RecordingError",
     "RenderError",
     "Root",
+    "SaliencyBlindSpotError",
+    "SaliencyMap",
     "SavedTensor",
     "Truncation",
     "__version__",
     "check",
     "explain",
     "explain_error",
+    "grad_cam",
+    "guided_backprop",
     "leaf_report",
     "make_finding",
     "record",

@@ -513,11 +513,14 @@ _ALL = (
     _code(
         "GP401",
         "relu_invisible_to_saliency",
-        "a saliency method cannot see this ReLU",
-        "Guided backprop and deconvnet rules replace the gradient of ReLU modules, but this "
-        "ReLU is a functional call (F.relu, torch.relu) or is reused, so the rule is not "
-        "applied to it and the map mixes two methods.",
-        "Use one nn.ReLU module per activation in forward, not F.relu or a shared module.",
+        "guided backprop cannot reach the ReLUs in part of the graph",
+        "Guided backprop applies its rule where each ReLU's backward runs (nn.ReLU, F.relu, "
+        "torch.relu, relu_, clamp(min=0), ReLU6). A TorchScript graph, a torch.compile "
+        "region or a custom autograd.Function computes its own backward, so a ReLU inside "
+        "it keeps its plain gradient and the map mixes guided backprop with the plain "
+        "gradient there.",
+        "Run the saliency method on the eager, unscripted model, and apply ReLUs outside "
+        "custom autograd.Functions.",
     ),
 )
 
