@@ -452,8 +452,18 @@ def test_errors_pass_through_unchanged() -> None:
     assert [f.code for f in rec.findings] == ["GP105"]
 
 
-def test_nested_recordings_are_refused() -> None:
-    with record(), pytest.raises(RecordingError, match="cannot be nested"), record():
+def test_recordings_nest_and_cannot_be_reentered() -> None:
+    with record() as outer:
+        x = torch.ones(3, requires_grad=True)
+        with record() as inner:
+            (x * 2).double().grad  # noqa: B018
+        x.exp().double().grad  # noqa: B018
+    assert [f.code for f in inner.findings] == ["GP106"]
+    assert [f.code for f in outer.findings] == ["GP106", "GP106"]
+    with pytest.raises(RecordingError, match="has ended"), outer:
+        pass
+    active = record()
+    with active, pytest.raises(RecordingError, match="re-entered"), active:
         pass
 
 

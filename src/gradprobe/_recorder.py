@@ -35,6 +35,7 @@ import difflib
 import itertools
 import math
 import sys
+import warnings
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
@@ -315,7 +316,10 @@ class RecorderMode(TorchFunctionMode):
                         grad_in = True
                         break
 
-        result = func(*args, **kwargs)
+        if kind == _GRAD_READ:
+            result = _warn_from_user(func, args, kwargs)
+        else:
+            result = func(*args, **kwargs)
 
         line: Any = False  # a SourceLine (or None) once computed
         events = self.events
@@ -657,6 +661,33 @@ class _TensorMap(Generic[_V]):
         self.entries.clear()
 
 
+def _warn_from_user(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Call ``func``, re-issuing its warnings at the user's line: a warning raised from C++
+    is attributed to the running Python frame, which would be this recorder's, not the
+    user's (``.grad`` of a non-leaf warns every time)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = func(*args, **kwargs)
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    for warning in caught:
+        if frame is None:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+        else:
+            warnings.warn_explicit(
+                warning.message,
+                warning.category,
+                frame.f_code.co_filename,
+                frame.f_lineno,
+                module=frame.f_globals.get("__name__"),
+                registry=frame.f_globals.setdefault("__warningregistry__", {}),
+            )
+    return result
+
+
 def _finite(tensor: torch.Tensor) -> bool:
     """No NaN or infinity in ``tensor``: one reduction, and an exact check only when the sum
     is not finite (NaN and infinities propagate through a sum; a finite sum can overflow)."""
@@ -693,6 +724,7 @@ def patches(mode: RecorderMode) -> Iterator[None]:
     try:
         # Tensor attribute typos: `p.require_grad = False` freezes nothing.
         original_setattr = torch.Tensor.__dict__.get("__setattr__")
+        previous_setattr = torch.Tensor.__setattr__  # an outer recording's, when nested
 
         def setattr_(self: torch.Tensor, name: str, value: Any) -> None:
             if name == "grad":
@@ -704,7 +736,7 @@ def patches(mode: RecorderMode) -> Iterator[None]:
                 close = difflib.get_close_matches(name, _LOOKALIKE, n=1, cutoff=0.8)
                 if close:
                     events.typos.append((_user_line(sys._getframe(1)), name, close[0]))
-            torch._C.TensorBase.__setattr__(self, name, value)
+            previous_setattr(self, name, value)
 
         torch.Tensor.__setattr__ = setattr_  # type: ignore[method-assign,assignment]
 

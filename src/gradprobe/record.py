@@ -46,7 +46,8 @@ _active = threading.local()
 
 
 class RecordingError(GradprobeError, RuntimeError):
-    """``record()`` was used in a way it cannot support (e.g. nested recordings)."""
+    """``record()`` was used in a way it cannot support (re-entering an active or ended
+    recording). Nested ``record()`` blocks are fine: each records what runs inside it."""
 
 
 @final
@@ -69,11 +70,9 @@ class Recording:
     # -- context manager -------------------------------------------------------------------
 
     def __enter__(self) -> Recording:
-        if getattr(_active, "recording", None) is not None:
-            msg = (
-                "gradprobe.record() is already active in this thread; recordings cannot be "
-                "nested. Use one record() block around the code you want to diagnose."
-            )
+        outer = _stack()
+        if self in outer:
+            msg = "this Recording is already active; a record() block cannot be re-entered."
             raise RecordingError(msg)
         if self._closed:
             msg = "this Recording has ended; start a new one with gradprobe.record()."
@@ -85,7 +84,9 @@ class Recording:
             self._mode = mode
             stack.enter_context(patches(mode))
             creation_hook = getattr(torch.autograd.graph, "node_creation_hook", None)
-            if creation_hook is not None and self.node_hook:  # torch >= 2.14
+            # torch >= 2.14; an inner recording (a script that records, run by diagnose)
+            # walks instead, leaving the hook to the outer one.
+            if creation_hook is not None and self.node_hook and not outer:
                 stack.enter_context(creation_hook(mode.created))
                 mode.hooked = True
             modules = self._modules
@@ -105,7 +106,7 @@ class Recording:
             stack.close()
             raise
         self._stack = stack
-        _active.recording = self
+        outer.append(self)
         return self
 
     def __exit__(
@@ -121,7 +122,9 @@ class Recording:
         if self._closed:
             return
         self._closed = True
-        _active.recording = None
+        active = _stack()
+        if self in active:
+            active.remove(self)
         stack, self._stack = self._stack, None
         if stack is not None:
             stack.close()
@@ -274,8 +277,11 @@ def record(*, check_nan: bool = True, node_hook: bool = True) -> Recording:
     Returns:
         The :class:`Recording`; its ``findings`` are filled when the block ends.
 
+    Recordings nest: each block records what runs inside it, so ``gradprobe diagnose`` can
+    run a script that uses ``record()`` itself.
+
     Raises:
-        RecordingError: a recording is already active in this thread.
+        RecordingError: on entering a Recording that is active or has ended.
 
     Example::
 
@@ -289,4 +295,12 @@ def record(*, check_nan: bool = True, node_hook: bool = True) -> Recording:
 
 def active_recording() -> Recording | None:
     """The recording active in this thread, if any."""
-    return getattr(_active, "recording", None)
+    active = _stack()
+    return active[-1] if active else None
+
+
+def _stack() -> list[Recording]:
+    stack: list[Recording] | None = getattr(_active, "stack", None)
+    if stack is None:
+        stack = _active.stack = []
+    return stack

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Group
@@ -33,7 +34,7 @@ def finding_panel(finding: Finding) -> RenderableType:
         if value:
             body.add_row(label, Text(value))
     for location in finding.locations:
-        where = f"{location.file}:{location.line}"
+        where = f"{_short(location.file)}:{location.line}"
         if location.function:
             where += f" in {location.function}"
         if location.text:
@@ -53,3 +54,12 @@ def findings_view(findings: Sequence[Finding], *, ok_text: str = "no findings") 
     if not findings:
         return Text(f"✓ {ok_text}", style="green")
     return Group(*(finding_panel(finding) for finding in findings))
+
+
+def _short(path: str) -> str:
+    """``path`` relative to the working directory when it lies below it (shorter panels);
+    JSON and ``str()`` keep absolute paths."""
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
