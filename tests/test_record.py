@@ -201,6 +201,41 @@ def test_unused_module_parameters(tmp_path: Path) -> None:
     assert roles(finding)["cause"] == [line_of(text, "self.aux = ")]
 
 
+def test_parameters_cut_off_by_detach(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.features = torch.nn.Linear(4, 8)
+                self.head = torch.nn.Linear(8, 1)
+            def forward(self, x):
+                h = self.features(x).relu()
+                return self.head(h.detach())
+        net = Net()
+        net(torch.randn(3, 4)).sum().backward()
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP107"]
+    assert finding.details["parameters"] == ["features.weight", "features.bias"]
+    assert roles(finding)["cause"] == [line_of(text, "h.detach()")]
+
+
+def test_autograd_grad_without_create_graph_is_a_cut(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        (g,) = torch.autograd.grad((w ** 2).sum(), w)
+        g.pow(2).sum().backward()
+        """,
+    )
+    assert causes(findings, "GP104") == [line_of(text, "autograd.grad")]
+
+
 def test_parameter_rewrapped_in_forward(tmp_path: Path) -> None:
     findings, text, _ = run(
         tmp_path,
@@ -442,6 +477,15 @@ def test_nothing_stays_registered_also_on_error() -> None:
         torch.nn.Linear(2, 2)(torch.ones(1, 2))
         raise ValueError("boom")
     assert _registries() == before
+
+
+def test_gradprobe_own_torch_calls_are_not_recorded() -> None:
+    import gradprobe
+
+    with record() as rec:
+        x = torch.tensor([1.0, float("nan")], requires_grad=True)
+        gradprobe.trace((x * 2).sum())  # gradprobe's own work inside the block
+    assert [key[0] for key in rec.events.nodes] == ["MulBackward0", "SumBackward0"]
 
 
 def test_errors_pass_through_unchanged() -> None:

@@ -548,6 +548,27 @@ def _top_modules(modules: Iterable[torch.nn.Module]) -> list[torch.nn.Module]:
     return [m for m in seen if id(m) not in inner]
 
 
+def _cut_above(events: Events, start: NodeKey | None, limit: int = 20_000) -> Any:
+    """The first cut reached going up (towards the loss) from ``start``, the node that first
+    used a parameter: the parameter fed a graph that was then detached."""
+    if start is None:
+        return None
+    seen = {start}
+    queue = [start]
+    for key in queue:
+        cut = events.cut_inputs.get(key)
+        if cut is not None:
+            return events.cuts[cut]
+        record = events.nodes.get(key)
+        if record is None:
+            continue
+        for parent in record.consumers:
+            if parent not in seen and len(seen) < limit:
+                seen.add(parent)
+                queue.append(parent)
+    return None
+
+
 def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]:
     if not events.backwards or events.backwards[-1].error is not None:
         return []  # a failed backward stops half-way: missing grads prove nothing
@@ -564,10 +585,25 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
             if ddp and name.startswith("module."):
                 name = name[len("module.") :]
             cut = events.rewrapped.get(id(param))
+            how = "rewrapped"
+            if cut is None:
+                cut = _cut_above(events, events.first_use.get(id(param)))
+                how = "cut"
             line = cut.line if cut is not None else events.parameter_lines.get(id(param))
-            by_cause.setdefault((cut is not None, line), []).append(name)
-        for (rewrapped, line), names in by_cause.items():
-            if rewrapped:
+            kind = (how, cut.op, cut.kind) if cut is not None else None
+            by_cause.setdefault((kind, line), []).append(name)
+        for (kind, line), names in by_cause.items():
+            if kind is not None and kind[0] == "cut":
+                how = {
+                    "detach": "",
+                    "no_grad": " under torch.no_grad()",
+                    "autograd_grad": " (autograd.grad without create_graph)",
+                }.get(kind[2], " (not differentiable)")
+                why = (
+                    f"they were used, but the graph from them was cut at {_where(line)} by "
+                    f"{kind[1]}(){how}, so nothing flows back to them."
+                )
+            elif kind is not None:
                 why = (
                     f"the graph from them was cut at {_where(line)}, where a new nn.Parameter "
                     "was made from a computed tensor: the new parameter is a fresh leaf, so "

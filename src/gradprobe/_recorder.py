@@ -34,13 +34,15 @@ import contextlib
 import difflib
 import itertools
 import math
+import os
 import sys
 import warnings
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from types import FrameType
+from pathlib import Path
+from types import CodeType, FrameType
 from typing import Any, Generic, TypeVar
 
 import torch
@@ -166,6 +168,8 @@ class Events:
     grads_pending: bool = False  # a backward filled grads that no optimizer step used yet
     steps: int = 0
     amp: bool = False  # a GradScaler scaled a loss: inf gradients are expected
+    first_use: dict[int, NodeKey] = field(default_factory=dict)  # id(leaf) -> first node
+    cut_inputs: dict[NodeKey, int] = field(default_factory=dict)  # node fed to a cut -> cut
     analyses: list[Any] = field(default_factory=list)  # findings made while running
 
 
@@ -212,6 +216,20 @@ def _kind(func: Any) -> int:
         kind = _PLAIN
     _kinds[func] = kind
     return kind
+
+
+_OWN_DIR = str(Path(__file__).resolve().parent) + os.sep
+_THIS_FILE = __file__
+_ours: dict[CodeType, bool] = {}
+
+
+def _is_ours(code: CodeType) -> bool:
+    """Code in gradprobe's own package (not tests or examples): its torch calls are not the
+    user's and are not recorded."""
+    verdict = _ours.get(code)
+    if verdict is None:
+        verdict = _ours[code] = str(Path(code.co_filename).resolve()).startswith(_OWN_DIR)
+    return verdict
 
 
 def _user_line(frame: FrameType | None) -> SourceLine | None:
@@ -277,8 +295,14 @@ class RecorderMode(TorchFunctionMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
+        __tracebackhide__ = True
         if kwargs is None:
             kwargs = {}
+        caller = sys._getframe(1)
+        while caller.f_code.co_filename == _THIS_FILE and caller.f_back is not None:
+            caller = caller.f_back  # an inner recording passing the call on
+        if _is_ours(caller.f_code):  # gradprobe's own work (watch statistics, trace)
+            return func(*args, **kwargs)
         kind = _kind(func)
         if self.pending:  # made outside any torch call we saw: the best line is this one
             self._take_pending(_user_line(sys._getframe(1)))
@@ -303,13 +327,18 @@ class RecorderMode(TorchFunctionMode):
 
         grad_in = False
         tensor_in = False
+        new_leaves: list[int] | None = None
         for arg in args:
             if isinstance(arg, torch.Tensor):
                 tensor_in = True
                 if arg.requires_grad:
                     grad_in = True
-                    if arg.grad_fn is None and id(arg) not in self.leaves.entries:
-                        self.leaves.set(arg, None)
+                    if arg.grad_fn is None:
+                        ident = id(arg)
+                        if ident not in self.leaves.entries:
+                            self.leaves.set(arg, None)
+                        if ident not in self.events.first_use:
+                            new_leaves = [ident] if new_leaves is None else [*new_leaves, ident]
             elif isinstance(arg, (list, tuple)):
                 for item in arg:
                     if isinstance(item, torch.Tensor) and item.requires_grad:
@@ -360,6 +389,11 @@ class RecorderMode(TorchFunctionMode):
             if line is False:
                 line = _user_line(sys._getframe(1))
             self._take_pending(line)
+        if new_leaves is not None:
+            made = result.grad_fn if isinstance(result, torch.Tensor) else None
+            if made is not None:
+                for leaf in new_leaves:
+                    events.first_use[leaf] = (made.name(), made._sequence_nr())
         for out in _tensors(result) if many else (outputs,):
             assert out is not None
             fn = out.grad_fn
@@ -381,6 +415,11 @@ class RecorderMode(TorchFunctionMode):
                     line,
                 )
                 self.taint.set(out, frozenset((cut,)))
+                for arg in args:
+                    for tensor in _tensors(arg):
+                        made_by = tensor.grad_fn
+                        if made_by is not None:
+                            events.cut_inputs[(made_by.name(), made_by._sequence_nr())] = cut
             if (
                 self.check_nan
                 and tensor_in  # not factories: torch.empty is garbage until written
@@ -604,6 +643,13 @@ class RecorderMode(TorchFunctionMode):
         if not event.retain_graph:
             events.saved_storages.clear()
             events.suspicious = False
+        if kind == _AUTOGRAD_GRAD and not event.retain_graph and result is not None:
+            # Gradients from autograd.grad without create_graph=True are constants.
+            created = kwargs.get("create_graph", args[4] if len(args) > 4 else False)
+            if not created:
+                cut = self._cut(func, "autograd_grad", line)
+                for grad in _tensors(result):
+                    self.taint.set(grad, frozenset((cut,)))
         if self.check_nan:
             self._check_grads()
         return result

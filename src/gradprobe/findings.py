@@ -406,6 +406,28 @@ _ALL = (
         "argmax, a soft mask instead of ==), or drop it if it is only a metric.",
     ),
     _code(
+        "GP120",
+        "parameter_grad_zero",
+        "a parameter's gradient is zero everywhere",
+        "backward() reached the parameter, but every element of its .grad is zero: its "
+        "effect on the loss is multiplied by zero (a dead ReLU, a zero mask, a constant "
+        "branch) or cancelled exactly (a bias followed by BatchNorm, which subtracts the "
+        "batch mean).",
+        "If it is expected (a conv or linear bias before BatchNorm), leave the parameter out "
+        "of the check or build the layer with bias=False; otherwise find the operation that "
+        "zeroes its gradient.",
+    ),
+    _code(
+        "GP121",
+        "backward_disagrees_with_gradcheck",
+        "a backward disagrees with the numerical Jacobian",
+        "gradcheck compared the gradient autograd computes with finite differences of the "
+        "forward and they differ: a custom autograd.Function's backward is not the "
+        "derivative of its forward, or a hook changes the gradient.",
+        "Fix the named backward (differentiate its forward again, check every input's "
+        "gradient and its shape), or make the hook return None if it should only observe.",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",

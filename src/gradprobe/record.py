@@ -200,6 +200,25 @@ class Recording:
                 findings.insert(0, _with_cause(explained))
         return _dedupe(findings)
 
+    # -- while recording ---------------------------------------------------------------------
+
+    @property
+    def modules(self) -> list[torch.nn.Module]:
+        """The modules called so far in this recording (held weakly)."""
+        return list(self._modules)
+
+    def snapshot(self) -> list[Finding]:
+        """The findings so far, without ending the recording (the pytest plugin and
+        ``gradprobe.testing`` ask mid-test); ``findings`` is set when the block ends."""
+        if self._closed:
+            return list(self.findings)
+        found = list(self.events.analyses)
+        try:
+            found.extend(_blame.final_findings(self.events, list(self._modules)))
+        except Exception as problem:  # noqa: BLE001  (a partial run must not break the caller)
+            found.append(_internal(problem))
+        return _dedupe(found)
+
     # -- output -----------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
