@@ -7,6 +7,7 @@ Example:
     <Graph 3 nodes, 0 params, 2 saved tensors>
 """
 
+from gradprobe import hooks as hooks  # public submodule; registers record()'s hook probe
 from gradprobe.check import CheckReport, check
 from gradprobe.errors import (
     AutogradError,

@@ -1,0 +1,619 @@
+"""The recorder probe for hooks: where hooks are registered, and what goes wrong with them.
+
+While ``gradprobe.record()`` (and so ``gradprobe diagnose``) runs a script, this probe
+patches the hook registration methods of ``nn.Module`` and the global
+``register_module_*_hook`` functions, and remembers each registration as plain data: the
+kind, the module (by the name the user's code knows it, ``model.fc (Linear)``), the
+callable and the registering line. Backward hooks are swapped for thin wrappers (restored
+in :meth:`HookProbe.stop`) that note what they receive, by shape only. From that it
+reports:
+
+- GP301 / GP302: every legacy ``register_backward_hook``, with the layout of ``grad_input``
+  it really gets, read off the last autograd node of the module's forward (``AddmmBackward0``:
+  bias grad, input grad, weight grad transposed); GP302 when that node is not the module's
+  only operation (a composite module, ``nn.Linear`` on 3-D input);
+- GP303: a full backward hook that got ``None`` in ``grad_input`` (no module input required
+  grad); the hook line that failed on it is the cause only when the hook raised;
+- GP304: ``module.forward(x)`` called directly on a module that has hooks (the call line);
+- GP305: PyTorch's "Output 0 of BackwardHookFunction is a view and is being modified
+  inplace" error, naming the hooked module whose input or output was modified, the
+  in-place module (``created``) and the registering line (``cause``);
+- GP306: a full backward hook on a module that returns a dict (never called).
+
+Harmless hooks produce nothing. A finding's ``cause`` is the line to change: the
+registration (or the ``.forward()`` call); other lines carry other roles.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+import warnings
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType, TracebackType
+from typing import Any
+
+import torch
+import torch.nn.modules.module as torch_module
+from torch.utils.hooks import BackwardHook
+
+from gradprobe._nosync import hook_body
+from gradprobe._probe import register_probe
+from gradprobe._source import is_user_file, traceback_location, user_frame
+from gradprobe.findings import Finding, Location, LocationRole, make_finding
+from gradprobe.hooks._explain import INPLACE_VIEW_ERROR
+from gradprobe.hooks._inventory import HookKind
+from gradprobe.hooks._names import (
+    WRAPPED_ATTR,
+    callable_name,
+    find_module_name,
+    frame_variables,
+    in_internal,
+    module_label,
+)
+from gradprobe.hooks._patch import HookSwaps, Patches
+from gradprobe.hooks._probe_data import (
+    LegacyRecord,
+    Line,
+    Registration,
+    identify_slot,
+    legacy_finding,
+    legacy_global_finding,
+    line_of,
+    location,
+    shapes,
+    user_frames,
+)
+
+__all__ = ["HookProbe", "Registration"]
+
+_MODULE_METHODS: tuple[tuple[str, HookKind], ...] = (
+    ("register_forward_pre_hook", "forward_pre"),
+    ("register_forward_hook", "forward"),
+    ("register_full_backward_pre_hook", "backward_pre"),
+    ("register_full_backward_hook", "backward"),
+    ("register_backward_hook", "backward_legacy"),
+)
+_GLOBAL_FUNCTIONS: tuple[tuple[str, HookKind], ...] = (
+    ("register_module_forward_pre_hook", "global_forward_pre"),
+    ("register_module_forward_hook", "global_forward"),
+    ("register_module_full_backward_pre_hook", "global_backward_pre"),
+    ("register_module_full_backward_hook", "global_backward"),
+    ("register_module_backward_hook", "global_backward_legacy"),
+)
+_FULL_KINDS = frozenset(("backward", "backward_pre", "global_backward", "global_backward_pre"))
+_MAX_TRACKED = 20_000  # wrapped tensors remembered for GP305 (weakly)
+
+
+@register_probe
+class HookProbe:
+    """Records hook registrations while a script runs; reports GP301-GP306 findings.
+
+    Example:
+        >>> import torch
+        >>> from gradprobe.hooks import HookProbe
+        >>> probe = HookProbe()
+        >>> probe.start()
+        >>> layer = torch.nn.Linear(3, 2)
+        >>> handle = layer.register_backward_hook(lambda m, gin, gout: None)
+        >>> probe.stop()
+        >>> [(f.code, f.cause is not None) for f in probe.findings(None)]
+        [('GP301', True)]
+    """
+
+    def __init__(self) -> None:
+        self.registrations: list[Registration] = []
+        self._patches = Patches()
+        self._swaps = HookSwaps()
+        self._active = False
+        self._modules: dict[int, weakref.ref[torch.nn.Module]] = {}
+        self._labels: dict[int, str] = {}
+        self._roots: list[tuple[weakref.ref[torch.nn.Module], str]] = []
+        self._root_cache: dict[int, dict[int, str]] = {}
+        self._created: dict[int, Line | None] = {}
+        self._legacy: dict[int, LegacyRecord] = {}
+        self._direct_calls: OrderedDict[tuple[int, Line], None] = OrderedDict()
+        self._dict_outputs: dict[int, str] = {}
+        self._saw_none: dict[int, int] = {}  # registration index -> module id
+        self._hook_errors: dict[int, tuple[int, str, Location | None]] = {}
+        self._wrapped: OrderedDict[int, tuple[weakref.ref[torch.Tensor], int]] = OrderedDict()
+        self._forwards: set[type] = set()
+
+    # -- Probe protocol ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Patch the registration methods, module construction and the hook machinery."""
+        if self._active:
+            return
+        self._active = True
+        try:
+            self._install()
+        except Exception:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Undo every patch and swap; idempotent; never raises."""
+        self._active = False
+        with contextlib.suppress(Exception):
+            self._patches.undo()
+        with contextlib.suppress(Exception):
+            self._swaps.restore()
+
+    def findings(self, error: BaseException | None) -> list[Finding]:
+        """GP301-GP306 findings for what was recorded; ``error`` is the escaped exception."""
+        found: list[Finding] = []
+        found.extend(self._legacy_findings())
+        found.extend(self._none_findings(error))
+        found.extend(self._direct_call_findings())
+        if error is not None and INPLACE_VIEW_ERROR in str(error):
+            found.extend(self._inplace_findings(error))
+        found.extend(self._dict_findings())
+        return found
+
+    # -- installation -----------------------------------------------------------------------
+
+    def _install(self) -> None:
+        module_cls = torch.nn.Module
+        for method, kind in _MODULE_METHODS:
+            self._patches.set(module_cls, method, self._method(getattr(module_cls, method), kind))
+        for function, kind in _GLOBAL_FUNCTIONS:
+            original = getattr(torch_module, function)
+            self._patches.set(torch_module, function, self._global(original, kind))
+        self._patches.set(module_cls, "__init__", self._init(module_cls.__init__))
+        self._patches.set(
+            module_cls,
+            "_maybe_warn_non_full_backward_hook",
+            self._legacy_forward(module_cls._maybe_warn_non_full_backward_hook),
+        )
+        self._patches.set(
+            BackwardHook, "setup_output_hook", self._setup(BackwardHook.setup_output_hook, True)
+        )
+        self._patches.set(
+            BackwardHook, "setup_input_hook", self._setup(BackwardHook.setup_input_hook, False)
+        )
+
+    def _init(self, original: Callable[..., None]) -> Callable[..., None]:
+        probe = self
+
+        @functools.wraps(original)
+        def __init__(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
+            original(self, *args, **kwargs)
+            if probe._active and not in_internal():
+                key = id(self)
+                probe._created[key] = line_of(user_frame(2))
+                with contextlib.suppress(TypeError):
+                    # drop the line when the module dies (ids are reused); nothing at exit
+                    weakref.finalize(self, probe._created.pop, key, None).atexit = False
+
+        return __init__
+
+    def _method(self, original: Callable[..., Any], kind: HookKind) -> Callable[..., Any]:
+        probe = self
+
+        @functools.wraps(original)
+        def register(self: torch.nn.Module, hook: Any, *args: Any, **kwargs: Any) -> Any:
+            handle = original(self, hook, *args, **kwargs)
+            if probe._active and not in_internal():
+                with contextlib.suppress(Exception):
+                    probe._registered(self, hook, kind, handle)
+            return handle
+
+        return register
+
+    def _global(self, original: Callable[..., Any], kind: HookKind) -> Callable[..., Any]:
+        probe = self
+
+        @functools.wraps(original)
+        def register(hook: Any, *args: Any, **kwargs: Any) -> Any:
+            handle = original(hook, *args, **kwargs)
+            if probe._active and not in_internal():
+                with contextlib.suppress(Exception):
+                    probe._registered(None, hook, kind, handle)
+            return handle
+
+        return register
+
+    def _registered(
+        self, module: torch.nn.Module | None, hook: Any, kind: HookKind, handle: Any
+    ) -> None:
+        frame = user_frame(3)
+        label: str | None = None
+        key: int | None = None
+        if module is not None:
+            key = id(module)
+            label = self._label(module, frame)
+            if key not in self._modules:
+                self._modules[key] = weakref.ref(module)
+            self._watch_forward(module)
+        registration = Registration(
+            index=len(self.registrations),
+            kind=kind,
+            module=label,
+            module_id=key,
+            hook=callable_name(hook),
+            line=line_of(frame),
+            composite=bool(module._modules) if module is not None else False,
+        )
+        self.registrations.append(registration)
+        if kind in ("backward", "backward_legacy", "global_backward", "global_backward_legacy"):
+            table = handle.hooks_dict_ref()
+            if table is not None and handle.id in table:
+                wrapped = self._wrap_backward(table[handle.id], registration)
+                self._swaps.swap(table, handle.id, wrapped)
+
+    def _label(self, module: torch.nn.Module, frame: FrameType | None) -> str:
+        key = id(module)
+        known = self._labels.get(key)
+        if known is not None:
+            return known
+        name = find_module_name(module, frame, self._root_cache)
+        if name is not None and "." in name:
+            var = name.split(".", 1)[0]
+            values = dict(frame_variables(frame)) if frame is not None else {}
+            root = values.get(var)
+            if isinstance(root, torch.nn.Module) and all(r() is not root for r, _ in self._roots):
+                self._roots.append((weakref.ref(root), var))
+            del values, root
+        label = module_label(module, name)
+        self._labels[key] = label
+        return label
+
+    def _name_of(self, module: torch.nn.Module, frames: Sequence[FrameType] = ()) -> str:
+        """A label for a module that was not registered on: its path under a model held
+        by a variable of ``frames`` (outermost first), or under a root seen earlier."""
+        known = self._labels.get(id(module))
+        if known is not None:
+            return known
+        for frame in frames:
+            name = find_module_name(module, frame, self._root_cache)
+            if name is not None:
+                return module_label(module, name)
+        for ref, var in self._roots:
+            root = ref()
+            if root is None:
+                continue
+            for path, sub in root.named_modules():
+                if sub is module:
+                    return module_label(module, f"{var}.{path}" if path else var)
+        return module_label(module, None)
+
+    # -- wrappers ---------------------------------------------------------------------------
+
+    def _wrap_backward(self, hook: Any, registration: Registration) -> Callable[..., Any]:
+        probe = self
+        legacy = registration.kind in ("backward_legacy", "global_backward_legacy")
+
+        def recording(module: Any, grad_input: Any, grad_output: Any) -> Any:
+            if probe._active:
+                probe._note_backward(registration, legacy, module, grad_input, grad_output)
+            try:
+                return hook(module, grad_input, grad_output)
+            except BaseException as error:
+                if probe._active and not legacy and registration.index in probe._saw_none:
+                    where = traceback_location(error.__traceback__, "cause")
+                    probe._hook_errors[id(error)] = (registration.index, str(error), where)
+                raise
+
+        recording.__name__ = getattr(hook, "__name__", "hook")
+        recording.__qualname__ = getattr(hook, "__qualname__", recording.__name__)
+        setattr(recording, WRAPPED_ATTR, hook)
+        return recording
+
+    @hook_body
+    def _note_backward(
+        self,
+        registration: Registration,
+        legacy: bool,
+        module: Any,
+        grad_input: Any,
+        grad_output: Any,
+    ) -> None:
+        """What a backward hook received, by shape only (no tensor values are read)."""
+        key = id(module)
+        if legacy:
+            record = self._legacy.setdefault(key, LegacyRecord())
+            if record.received is None:
+                record.received = shapes(grad_input)
+                record.received_output = shapes(grad_output)
+        elif grad_input and all(g is None for g in grad_input):
+            self._saw_none.setdefault(registration.index, key)
+            self._labels.setdefault(key, self._name_of(module))
+
+    def _legacy_forward(self, original: Callable[..., None]) -> Callable[..., None]:
+        probe = self
+
+        @functools.wraps(original)
+        def check(self: torch.nn.Module, inputs: Any, result: Any, grad_fn: Any) -> None:
+            record = probe._legacy.get(id(self))
+            if probe._active and (record is None or record.node is None) and not in_internal():
+                with contextlib.suppress(Exception):
+                    probe._legacy_layout(self, inputs, grad_fn)
+            _warn_from_caller(original, sys._getframe(1), self, inputs, result, grad_fn)
+
+        return check
+
+    def _legacy_layout(self, module: torch.nn.Module, inputs: Any, grad_fn: Any) -> None:
+        record = self._legacy.setdefault(id(module), LegacyRecord())
+        args = inputs if isinstance(inputs, tuple) else (inputs,)
+        tensors = [(i, t) for i, t in enumerate(args) if isinstance(t, torch.Tensor)]
+        params = {id(p): name for name, p in module.named_parameters()}
+        record.node = grad_fn.name()
+        record.batched = any(t.dim() >= 2 for _, t in tensors)
+        covered: set[int] = set()
+        for child, _ in grad_fn.next_functions:
+            role, label, which = identify_slot(child, tensors, params)
+            record.slots.append((role, label))
+            if which is not None:
+                covered.add(which)
+            if role == "intermediate":
+                record.complete = False
+        if any(t.requires_grad and i not in covered for i, t in tensors):
+            record.complete = False
+
+    def _setup(self, original: Callable[..., Any], outputs: bool) -> Callable[..., Any]:
+        probe = self
+
+        @functools.wraps(original)
+        def setup(self: BackwardHook, args: Any) -> Any:
+            result = original(self, args)
+            if probe._active and not in_internal():
+                with contextlib.suppress(Exception):
+                    probe._wrapped_tensors(self.module, args, result, outputs)
+            return result
+
+        return setup
+
+    def _wrapped_tensors(self, module: Any, args: Any, result: Any, outputs: bool) -> None:
+        key = id(module)
+        if outputs and not isinstance(args, (torch.Tensor, tuple)):
+            self._dict_outputs.setdefault(key, type(args).__name__)
+            self._labels.setdefault(key, self._name_of(module))
+            self._modules.setdefault(key, weakref.ref(module))
+            return
+        values = result if isinstance(result, tuple) else (result,)
+        for value in values:
+            if isinstance(value, torch.Tensor):
+                ident = id(value)
+                self._wrapped[ident] = (weakref.ref(value), key)
+                if len(self._wrapped) > _MAX_TRACKED:
+                    self._wrapped.popitem(last=False)
+        self._modules.setdefault(key, weakref.ref(module))
+
+    # -- .forward() called directly ----------------------------------------------------------
+
+    def _watch_forward(self, module: torch.nn.Module) -> None:
+        owner = next((k for k in type(module).__mro__ if "forward" in vars(k)), None)
+        if owner is None or owner in self._forwards or owner is torch.nn.Module:
+            return
+        self._forwards.add(owner)
+        original = vars(owner)["forward"]
+        if not callable(original):
+            return
+        probe = self
+
+        @functools.wraps(original)
+        def forward(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+            if probe._active and id(self) in probe._modules:
+                with contextlib.suppress(Exception):
+                    probe._check_direct(self, sys._getframe(1))
+            return original(self, *args, **kwargs)
+
+        self._patches.set(owner, "forward", forward)
+
+    def _check_direct(self, module: torch.nn.Module, caller: FrameType) -> None:
+        if not is_user_file(caller.f_code.co_filename):
+            return  # called by torch's Module.__call__ (or other library code)
+        code = caller.f_code
+        if code.co_argcount and code.co_varnames[0] == "self":
+            first = next(iter(frame_variables(caller)), (None, None))[1]
+            if first is module:
+                return  # super().forward(...) inside the module's own forward
+        hooked = (
+            module._forward_hooks
+            or module._forward_pre_hooks
+            or module._backward_hooks
+            or module._backward_pre_hooks
+        )
+        if not hooked:
+            return
+        line = line_of(caller)
+        if line is not None:
+            self._direct_calls[(id(module), line)] = None
+
+    # -- findings ---------------------------------------------------------------------------
+
+    def _registrations_of(self, key: int | None, kinds: frozenset[str]) -> list[Registration]:
+        return [r for r in self.registrations if r.module_id == key and r.kind in kinds]
+
+    def _legacy_findings(self) -> Iterator[Finding]:
+        seen: set[int | None] = set()
+        for registration in self.registrations:
+            if registration.kind == "global_backward_legacy":
+                yield legacy_global_finding(registration)
+                continue
+            if registration.kind != "backward_legacy" or registration.module_id in seen:
+                continue
+            seen.add(registration.module_id)
+            record = self._legacy.get(registration.module_id or 0, LegacyRecord())
+            yield legacy_finding(registration, record)
+
+    def _none_findings(self, error: BaseException | None) -> Iterator[Finding]:
+        failed: tuple[int, str, Location | None] | None = None
+        if error is not None:
+            failed = self._hook_errors.get(id(error))
+            if failed is not None and failed[1] != str(error):
+                failed = None
+        for index, key in self._saw_none.items():
+            registration = self.registrations[index]
+            module = registration.module or self._labels.get(key) or "a module"
+            locations: list[Location] = []
+            message = (
+                f"The full backward hook {registration.hook} on {module} was called with "
+                "grad_input containing None: no input of that module requires grad (typically "
+                "the first layer, fed the data batch)."
+            )
+            if failed is not None and failed[0] == index:
+                message += f" The hook then failed: {failed[1]}"
+                if failed[2] is not None:
+                    locations.append(failed[2])
+            where = location(registration.line, "registered")
+            if where is not None:
+                locations.append(where)
+            yield make_finding(
+                "GP303",
+                message=message,
+                module=module,
+                locations=locations,
+                details={"hook": registration.hook},
+            )
+
+    def _direct_call_findings(self) -> Iterator[Finding]:
+        for key, line in self._direct_calls:
+            module = self._labels.get(key, "a hooked module")
+            hooks = [r for r in self.registrations if r.module_id == key]
+            locations = [loc for loc in (location(line, "cause"),) if loc is not None]
+            locations.extend(
+                loc for r in hooks[:3] if (loc := location(r.line, "registered")) is not None
+            )
+            kinds = sorted({r.kind for r in hooks})
+            yield make_finding(
+                "GP304",
+                message=(
+                    f"{module}.forward(...) was called directly, so its "
+                    f"{', '.join(kinds) or 'registered'} hooks did not run for that call."
+                ),
+                module=module,
+                locations=locations,
+                details={"hook_kinds": kinds},
+            )
+
+    def _inplace_findings(self, error: BaseException) -> Iterator[Finding]:
+        hooked_key, inplace_module = self._blame_inplace(error.__traceback__)
+        frames = user_frames(error.__traceback__)
+        full = [r for r in self.registrations if r.kind in _FULL_KINDS]
+        if hooked_key is None:
+            module_ids = {r.module_id for r in full if r.module_id is not None}
+            if len(module_ids) == 1:
+                hooked_key = next(iter(module_ids))
+        causes = self._registrations_of(hooked_key, _FULL_KINDS) if hooked_key else []
+        if not causes:
+            causes = [r for r in full if r.module_id is None]  # global full hooks
+        hooked = self._labels.get(hooked_key or 0)
+        if hooked is None and hooked_key is not None:
+            ref = self._modules.get(hooked_key)
+            module = ref() if ref is not None else None
+            hooked = self._name_of(module, frames) if module is not None else None
+        locations: list[Location] = []
+        for registration in causes[:1]:
+            where = location(registration.line, "cause")
+            if where is not None:
+                locations.append(where)
+        inplace_label = None
+        if inplace_module is not None:
+            inplace_label = self._name_of(inplace_module, frames)
+            created = location(self._created.get(id(inplace_module)), "created")
+            if created is not None:
+                locations.append(created)
+        failed = traceback_location(error.__traceback__, "error")
+        if failed is not None:
+            locations.append(failed)
+        subject = hooked or "a module with a full backward hook"
+        names = ", ".join(dict.fromkeys(r.hook for r in causes)) or "a hook"
+        if causes and all(r.module_id is None for r in causes):
+            how = f"is covered by the global full backward hook {names} (every module has it)"
+        else:
+            how = f"has the full backward hook {names}"
+        by = f"{inplace_label} then modified one" if inplace_label else "one was modified"
+        if inplace_label == hooked:
+            by = "it modified one"
+        yield make_finding(
+            "GP305",
+            message=(
+                f"{subject} {how}, so PyTorch wraps the module's input and output tensors in "
+                f"BackwardHookFunction views; {by} in place, which PyTorch refuses ('Output 0 "
+                "of BackwardHookFunction is a view and is being modified inplace')."
+            ),
+            hint=(
+                "Instead of the full backward hook, register a forward hook that calls "
+                "output.register_hook(...) (it receives the same output gradient and allows "
+                "in-place ops), or make the in-place operation out of place "
+                "(nn.ReLU(inplace=False), or clone the output first)."
+            ),
+            module=subject,
+            locations=locations,
+            details={"inplace_module": inplace_label},
+        )
+
+    def _blame_inplace(self, tb: TracebackType | None) -> tuple[int | None, torch.nn.Module | None]:
+        """From the error's frames: the hooked module whose wrapped tensor was modified,
+        and the module whose forward did the in-place write."""
+        frames: list[FrameType] = []
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        hooked: int | None = None
+        inplace: torch.nn.Module | None = None
+        for frame in reversed(frames):  # innermost first
+            variables = frame_variables(frame)
+            owner = dict(variables).get("self")
+            if inplace is None and isinstance(owner, torch.nn.Module):
+                inplace = owner
+            if hooked is None:
+                for _, value in variables:
+                    if isinstance(value, torch.Tensor):
+                        entry = self._wrapped.get(id(value))
+                        if entry is not None and entry[0]() is value:
+                            hooked = entry[1]
+                            break
+            if hooked is not None and inplace is not None:
+                break
+        return hooked, inplace
+
+    def _dict_findings(self) -> Iterator[Finding]:
+        for key, kind in self._dict_outputs.items():
+            module = self._labels.get(key, "a module")
+            causes = self._registrations_of(key, _FULL_KINDS)
+            role: LocationRole = "cause"
+            if not causes:
+                causes = [
+                    r for r in self.registrations if r.kind in _FULL_KINDS and r.module_id is None
+                ]
+                role = "registered"  # a global hook: the model, not the line, is the issue
+            locations = [loc for r in causes[:1] if (loc := location(r.line, role)) is not None]
+            yield make_finding(
+                "GP306",
+                message=(
+                    f"{module} returns a {kind}, so its full backward hooks were never called "
+                    "(PyTorch only wraps a Tensor or a tuple of Tensors)."
+                ),
+                module=module,
+                locations=locations,
+                details={"output_type": kind},
+            )
+
+
+def _warn_from_caller(original: Callable[..., None], caller: FrameType, *args: Any) -> None:
+    """Call ``original`` and re-issue its warnings as if from ``caller``.
+
+    torch warns with ``stacklevel=2``, which would now point at our wrapper; re-issuing
+    from the real caller (torch's ``Module._call_impl``) keeps the user's warning output,
+    filters and once-per-location registry exactly as without gradprobe.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        original(*args)
+    for warning in caught:
+        globals_ = caller.f_globals
+        warnings.warn_explicit(
+            warning.message,
+            warning.category,
+            caller.f_code.co_filename,
+            caller.f_lineno,
+            module=globals_.get("__name__"),
+            registry=globals_.setdefault("__warningregistry__", {}),
+            module_globals=globals_,
+        )
