@@ -1,4 +1,4 @@
-"""Finding data, the code registry, and docs/findings.md staying in sync with it."""
+"""Finding data, the code registry, and docs/findings/ staying in sync with it."""
 
 from __future__ import annotations
 
@@ -77,15 +77,16 @@ def test_registry_is_read_only() -> None:
         CODES["GP999"] = CODES["GP101"]  # type: ignore[index]
 
 
-def test_every_code_has_a_docs_section_and_no_section_is_orphaned() -> None:
-    text = DOCS.read_text(encoding="utf-8")
-    sections = dict(
-        re.findall(r"^## (GP\d{3})\n(.*?)(?=^## |\Z)", text, flags=re.MULTILINE | re.DOTALL)
-    )
-    assert set(sections) == set(CODES)
-    for code, body in sections.items():
-        assert f"`{CODES[code].kind}`" in body.splitlines()[0], code
+def test_every_code_has_a_docs_page_and_no_page_is_orphaned() -> None:
+    pages = {path.stem.upper(): path for path in (DOCS.parent / "findings").glob("gp*.md")}
+    assert set(pages) == set(CODES)
+    index = DOCS.read_text(encoding="utf-8")
+    for code, path in pages.items():
+        body = path.read_text(encoding="utf-8")
+        assert body.splitlines()[0] == f"# {code} `{CODES[code].kind}`", code
         assert "**Fix:**" in body, code
+        assert f"[{code}](findings/{code.lower()}.md)" in index, code
+        assert make_finding(code).doc == f"docs/findings/{code.lower()}.md"
 
 
 def test_make_finding_fills_texts_from_the_registry() -> None:
@@ -97,7 +98,7 @@ def test_make_finding_fills_texts_from_the_registry() -> None:
         entry.explanation,
         entry.hint,
     )
-    assert finding.doc == "docs/findings.md#gp103"
+    assert finding.doc == "docs/findings/gp103.md"
     custom = make_finding("GP103", message="m", hint="h")
     assert (custom.message, custom.hint) == ("m", "h")
 
@@ -127,7 +128,7 @@ def test_to_dict_has_the_diagnose_shape_and_is_json() -> None:
         }
     ]
     assert data["details"] == {"slots": ["self", "other"], "version_saved": 0}
-    assert data["doc"] == "docs/findings.md#gp101"
+    assert data["doc"] == "docs/findings/gp101.md"
 
 
 def test_finding_is_frozen_hashable_and_picklable() -> None:

@@ -7,8 +7,8 @@ involved, and source :class:`Location` s with roles. ``to_dict()`` gives the JSO
 ``gradprobe diagnose`` prints.
 
 Codes live in :data:`CODES`, the one registry: GP1xx blame (autograd errors and their
-causes), GP2xx numerics / watch, GP3xx hooks, GP4xx saliency. ``docs/findings.md`` has one
-section per code (``docs/findings.md#gp101``).
+causes), GP2xx numerics / watch, GP3xx hooks, GP4xx saliency. Each code has its own page,
+``docs/findings/gp101.md``, indexed by ``docs/findings.md``.
 
 Example:
     >>> from gradprobe.findings import make_finding
@@ -55,7 +55,7 @@ tensor or node; ``saved`` is where autograd saved it; ``error`` is where PyTorch
 ``read`` is where a value was read; ``registered`` is where a hook was registered."""
 
 _ROLES: frozenset[str] = frozenset(("cause", "created", "saved", "error", "read", "registered"))
-_DOCS = "docs/findings.md"
+_DOCS = "docs/findings"
 
 
 @dataclass(frozen=True)
@@ -183,9 +183,9 @@ class Finding:
 
     @property
     def doc(self) -> str:
-        """Where this code is documented: ``docs/findings.md#gp101``."""
+        """Where this code is documented: ``docs/findings/gp101.md``."""
         entry = CODES.get(self.code)
-        return f"{_DOCS}#{entry.doc_anchor if entry else self.code.lower()}"
+        return f"{_DOCS}/{entry.doc_anchor if entry else self.code.lower()}.md"
 
     @property
     def cause(self) -> Location | None:
