@@ -149,6 +149,49 @@ def test_backward_on_detached_loss_names_the_cut(tmp_path: Path) -> None:
     assert causes(findings, "GP104") == [line_of(text, ".detach()")]
 
 
+def test_forward_under_no_grad_names_the_op_and_the_with_line(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        model = torch.nn.Linear(4, 1)
+        with torch.no_grad():
+            out = model(torch.randn(8, 4))
+        loss = out.pow(2).mean()
+        loss.backward()
+        """,
+    )
+    assert causes(findings, "GP104") == [line_of(text, "out = model"), line_of(text, "no_grad")]
+
+
+def test_backward_on_item_names_the_item(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        model = torch.nn.Linear(4, 1)
+        loss = model(torch.randn(8, 4)).pow(2).mean().item()
+        loss.backward()
+        """,
+    )
+    assert causes(findings, "GP104") == [line_of(text, ".item()")]
+
+
+def test_numpy_round_trip_names_the_detach(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+        model = torch.nn.Linear(4, 1)
+        pred = model(torch.randn(8, 4)).detach().numpy()
+        score = torch.from_numpy(np.tanh(pred)).mean()
+        score.backward()
+        """,
+    )
+    assert causes(findings, "GP104") == [line_of(text, ".detach().numpy()")]
+
+
 def test_non_scalar_backward_names_where_the_loss_got_its_shape(tmp_path: Path) -> None:
     findings, text, _ = run(
         tmp_path,

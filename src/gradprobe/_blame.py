@@ -241,6 +241,10 @@ def _no_grad_fn(
         if root.requires_grad:
             continue
         cuts = sorted((events.cuts[i] for i in taint(root)), key=lambda cut: cut.order)
+        if not cuts and events.exits:
+            # Not computed from a cut value, but values left torch after a cut (.numpy(),
+            # .tolist(), .item()) and came back as a new tensor: the latest such cut.
+            cuts = [max((events.cuts[i] for i in events.exits), key=lambda cut: cut.order)]
         where = ", ".join(f"{cut.op} ({cut.kind}) at {_where(cut.line)}" for cut in cuts)
         findings.append(
             make_finding(
@@ -255,11 +259,44 @@ def _no_grad_fn(
                         "gradients were enabled."
                     )
                 ),
-                locations=_locations(*((cut.line, "cause") for cut in cuts[:2])),
+                locations=_locations(*_cut_causes(cuts)),
                 details={"cuts": [cut.op for cut in cuts]},
             )
         )
     return findings
+
+
+def _cut_causes(cuts: Sequence[Any]) -> list[tuple[SourceLine | None, LocationRole]]:
+    """The lines to blame for cuts, at most two: a no_grad cut names the op and the line
+    that turned gradients off."""
+    pairs: list[tuple[SourceLine | None, LocationRole]] = []
+    for cut in cuts:
+        for line in (cut.line, getattr(cut, "context", None)):
+            if line is not None and (line, "cause") not in pairs and len(pairs) < 2:
+                pairs.append((line, "cause"))
+    return pairs
+
+
+def scalar_backward(events: Events, error: BaseException) -> list[Finding]:
+    """``loss.item().backward()``: the loss became a Python number at an ``.item()``."""
+    if not isinstance(error, AttributeError) or "attribute 'backward'" not in str(error):
+        return []
+    items = [cut for cut in events.cuts.values() if cut.kind == "item"]
+    if not items:
+        return []
+    last = max(items, key=lambda cut: cut.order)
+    return [
+        make_finding(
+            "GP104",
+            message=(
+                f"backward() was called on a Python number: {last.op}() at "
+                f"{_where(last.line)} turned a tensor that required grad into a plain float, "
+                "which has no graph. Keep the tensor for backward and call .item() only "
+                "for logging."
+            ),
+            locations=_locations((last.line, "cause")),
+        )
+    ]
 
 
 def _freed(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> list[Finding]:

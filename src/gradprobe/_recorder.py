@@ -102,7 +102,8 @@ class Cut:
     order: int
     line: SourceLine | None
     op: str
-    kind: str  # "detach", "no_grad", "non_differentiable", "parameter", "item"
+    kind: str  # "detach", "no_grad", "non_differentiable", "parameter", "item", ...
+    context: SourceLine | None = None  # for no_grad: where grad mode was turned off
 
 
 @dataclass(slots=True, frozen=True)
@@ -170,6 +171,7 @@ class Events:
     amp: bool = False  # a GradScaler scaled a loss: inf gradients are expected
     first_use: dict[int, NodeKey] = field(default_factory=dict)  # id(leaf) -> first node
     cut_inputs: dict[NodeKey, int] = field(default_factory=dict)  # node fed to a cut -> cut
+    exits: list[int] = field(default_factory=list)  # cuts whose values left torch (.numpy())
     analyses: list[Any] = field(default_factory=list)  # findings made while running
 
 
@@ -184,7 +186,7 @@ _GRAD = torch.autograd.grad
 _ADDITIVE = frozenset(
     {"add", "__add__", "__radd__", "add_", "__iadd__", "sub", "__sub__", "__rsub__", "sub_"}
 )
-_SCALARS = frozenset({"item", "tolist"})
+_SCALARS = frozenset({"item", "tolist", "numpy"})
 _NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "record_stream"})
 
 # Kinds of call, cached per function object.
@@ -276,6 +278,8 @@ class RecorderMode(TorchFunctionMode):
         self.taint = _TensorMap[frozenset[int]]()
         self.leaves = _TensorMap[None]()
         self.cut_ids: dict[tuple[SourceLine | None, str], int] = {}
+        self.cut_storages: dict[int, int] = {}  # storage address of a cut's result -> cut
+        self.no_grad_lines: list[SourceLine | None] = []  # where no_grad blocks began
         self.in_optimizer = 0
         self.mark = _current_sequence()
         # torch >= 2.14: node_creation_hook hands over every node as it is made (NOTE
@@ -378,7 +382,11 @@ class RecorderMode(TorchFunctionMode):
         if kind == _SCALAR:
             if grad_in and args and torch.is_grad_enabled():
                 line = _user_line(sys._getframe(1)) if line is False else line
-                self._cut(func, "item", line)
+                events.exits.append(self._cut(func, "item", line))
+            elif self.taint and args and isinstance(args[0], torch.Tensor):
+                cuts = self.taint.get(args[0])
+                if cuts:  # t.detach().numpy(): values leave torch after a cut
+                    events.exits.extend(cuts)
             return result
 
         outputs = result if isinstance(result, torch.Tensor) else None
@@ -415,11 +423,18 @@ class RecorderMode(TorchFunctionMode):
                     line,
                 )
                 self.taint.set(out, frozenset((cut,)))
+                if len(self.cut_storages) < _MAX_EVENTS:  # numpy round trips share memory
+                    self.cut_storages[_storage(out)] = cut
                 for arg in args:
                     for tensor in _tensors(arg):
                         made_by = tensor.grad_fn
                         if made_by is not None:
                             events.cut_inputs[(made_by.name(), made_by._sequence_nr())] = cut
+            elif not tensor_in and self.cut_storages and not out.requires_grad:
+                # torch.from_numpy(t.detach().numpy()): new tensor, same memory as the cut
+                cut_here = self.cut_storages.get(_storage(out))
+                if cut_here is not None:
+                    self.taint.set(out, frozenset((cut_here,)))
             if (
                 self.check_nan
                 and tensor_in  # not factories: torch.empty is garbage until written
@@ -565,7 +580,8 @@ class RecorderMode(TorchFunctionMode):
         ident = self.cut_ids.get(key)
         if ident is None:
             ident = self.cut_ids[key] = len(self.cut_ids)
-            self.events.cuts[ident] = Cut(ident, next(self.order), line, op, kind)
+            context = self.no_grad_lines[-1] if kind == "no_grad" and self.no_grad_lines else None
+            self.events.cuts[ident] = Cut(ident, next(self.order), line, op, kind, context)
         return ident
 
     def _nan(self, func: Any, out: torch.Tensor, line: Any) -> None:
@@ -832,6 +848,30 @@ def patches(mode: RecorderMode) -> Iterator[None]:
 
         handles = (register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post))
         undo.extend(handle.remove for handle in handles)
+        # Where gradients were turned off: a cut under no_grad names the `with` line too.
+        for context_class in (torch.no_grad, torch.inference_mode):
+            enter, leave = context_class.__dict__["__enter__"], context_class.__dict__["__exit__"]
+
+            def entering(self: Any, enter: Any = enter) -> Any:
+                mode.no_grad_lines.append(_user_line(sys._getframe(1)))
+                return enter(self)
+
+            def leaving(self: Any, *exc: Any, leave: Any = leave) -> Any:
+                if mode.no_grad_lines:
+                    mode.no_grad_lines.pop()
+                return leave(self, *exc)
+
+            context_class.__enter__ = entering  # type: ignore[method-assign]
+            context_class.__exit__ = leaving  # type: ignore[method-assign]
+
+            def restore_context(
+                cls: Any = context_class, enter: Any = enter, leave: Any = leave
+            ) -> None:
+                cls.__enter__ = enter
+                cls.__exit__ = leave
+
+            undo.append(restore_context)
+
         # AMP: a GradScaler skips steps whose gradients overflowed, on purpose.
         scaler_class = getattr(getattr(torch, "amp", None), "GradScaler", None)
         if scaler_class is not None:

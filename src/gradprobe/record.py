@@ -195,6 +195,7 @@ class Recording:
             except Exception as problem:  # noqa: BLE001
                 findings.append(_internal(problem))
         if error is not None and isinstance(error, Exception):
+            findings[:0] = _blame.scalar_backward(self.events, error)
             explained = explain_error(error)
             if explained is not None and not any(f.code == explained.code for f in findings):
                 findings.insert(0, _with_cause(explained))
