@@ -471,6 +471,21 @@ def test_check_inside_a_recording_adds_the_lines() -> None:
     assert "# saved here" in lines["saved"]
 
 
+def test_nan_gradient_from_sqrt_at_zero_names_the_sqrt(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        x = torch.zeros(3, 2, requires_grad=True)
+        dist = (x * 2).pow(2).sum(dim=1).sqrt()
+        dist.mean().backward()
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP202"]
+    assert roles(finding) == {"cause": [line_of(text, ".sqrt()")]}
+    assert "SqrtBackward0" in finding.message
+
+
 def test_clean_script_has_no_findings(tmp_path: Path) -> None:
     findings, _, status = run(
         tmp_path,

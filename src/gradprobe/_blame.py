@@ -484,6 +484,16 @@ def _nan_findings(events: Events) -> list[Finding]:
                 "only its output."
             )
             pairs = [(inf.line, "cause")]
+        elif events.nan_node is not None:
+            record = events.nodes.get(events.nan_node)
+            made = record.line if record is not None else None
+            message = (
+                f"The gradient of a {name} is {what} although the forward pass was finite: "
+                f"the backward of {events.nan_node[0]} (made at {_where(made)}) turned finite "
+                "gradients into NaN/Inf, at the edge of its domain (sqrt or norm at 0, log of "
+                "0, division by 0). Add an eps inside it, or mask its input."
+            )
+            pairs = [(made, "cause")]
         else:
             message = (
                 f"The gradient of a {name} is {what} although the forward pass was finite: a "

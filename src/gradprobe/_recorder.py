@@ -172,6 +172,7 @@ class Events:
     first_use: dict[int, NodeKey] = field(default_factory=dict)  # id(leaf) -> first node
     cut_inputs: dict[NodeKey, int] = field(default_factory=dict)  # node fed to a cut -> cut
     exits: list[int] = field(default_factory=list)  # cuts whose values left torch (.numpy())
+    nan_node: NodeKey | None = None  # first backward formula that made NaN/Inf from finite
     analyses: list[Any] = field(default_factory=list)  # findings made while running
 
 
@@ -187,6 +188,32 @@ _ADDITIVE = frozenset(
     {"add", "__add__", "__radd__", "add_", "__iadd__", "sub", "__sub__", "__rsub__", "sub_"}
 )
 _SCALARS = frozenset({"item", "tolist", "numpy"})
+# Backward formulas that turn finite gradients into NaN/Inf at the edge of their domain.
+_RISKY = frozenset(
+    {
+        "SqrtBackward0",
+        "RsqrtBackward0",
+        "PowBackward0",
+        "PowBackward1",
+        "PowBackward2",
+        "DivBackward0",
+        "DivBackward1",
+        "ReciprocalBackward0",
+        "LogBackward0",
+        "Log2Backward0",
+        "Log10Backward0",
+        "Log1PBackward0",
+        "NormBackward0",
+        "NormBackward1",
+        "LinalgVectorNormBackward0",
+        "CdistBackward0",
+        "AcosBackward0",
+        "AsinBackward0",
+        "AtanhBackward0",
+        "Atan2Backward0",
+        "XlogyBackward0",
+    }
+)
 _NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "record_stream"})
 
 # Kinds of call, cached per function object.
@@ -533,6 +560,8 @@ class RecorderMode(TorchFunctionMode):
                 [parent] if parent is not None else [],
                 in_no_grad=in_no_grad,
             )
+            if self.check_nan and key[0] in _RISKY and events.nan_node is None:
+                node.register_hook(self._nan_watch(key))
             band = sequence // _BAND
             hold = None
             for child, _ in node.next_functions:
@@ -561,6 +590,23 @@ class RecorderMode(TorchFunctionMode):
                 nodes.popitem(last=False)
         if highest > mark:
             self.mark = highest + 1
+
+    def _nan_watch(self, key: NodeKey) -> Callable[..., None]:
+        """A node hook that notes the first backward formula turning finite gradients into
+        NaN/Inf (sqrt or norm at 0, log of 0...). CPU only: on accelerators it would sync."""
+        events = self.events
+
+        def check(grad_inputs: tuple[Any, ...], grad_outputs: tuple[Any, ...]) -> None:
+            if events.nan_node is not None:
+                return
+            outs = [g for g in grad_outputs if isinstance(g, torch.Tensor)]
+            ins = [g for g in grad_inputs if isinstance(g, torch.Tensor)]
+            if not ins or any(g.device.type != "cpu" for g in ins + outs):
+                return
+            if all(_finite(g) for g in outs) and not all(_finite(g) for g in ins):
+                events.nan_node = key
+
+        return check
 
     def _save(self, saves: dict[str, tuple[int, int]], slot: str, raw: Any) -> None:
         tensor = getattr(raw, "data", raw)
