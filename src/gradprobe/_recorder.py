@@ -633,6 +633,7 @@ class RecorderMode(TorchFunctionMode):
     def _nan(self, func: Any, out: torch.Tensor, line: Any) -> None:
         if out.device.type != "cpu" or out.numel() == 0:
             return  # NOTE: deferred checks for accelerators are not implemented yet
+        out = out.detach()
         if _finite(out):
             return
         events = self.events
@@ -799,8 +800,8 @@ def _warn_from_user(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
 def _finite(tensor: torch.Tensor) -> bool:
     """No NaN or infinity in ``tensor``: one reduction, and an exact check only when the sum
     is not finite (NaN and infinities propagate through a sum; a finite sum can overflow)."""
-    total = float(tensor.detach().sum())
-    if math.isfinite(total):
+    tensor = tensor.detach()  # isfinite would otherwise build an AbsBackward0 node
+    if math.isfinite(float(tensor.sum())):
         return True
     return bool(torch.isfinite(tensor).all())
 
