@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import gradprobe
+from gradprobe import demo
 from gradprobe.cli import main
 
 
@@ -37,6 +38,14 @@ def test_demo_explains_the_detached_features_and_writes_svg(tmp_path: Path) -> N
     assert "features.0.weight, features.0.bias, features.2.weight, features.2.bias" in out
     assert "not in the traced graph" in out
     assert "root           loss scalar float32 ← NllLossBackward0" in out
+    # record() names the line that cut the graph: the .detach() in forward
+    assert "GP107 parameter_without_grad" in out
+    detach_line = next(
+        n
+        for n, line in enumerate(Path(demo.__file__).read_text().splitlines(), start=1)
+        if "features.detach()" in line
+    )
+    assert f"cause      demo.py:{detach_line} in forward" in out
     svg = tmp_path / "gradprobe-demo.svg"
     assert f"graph written to {svg.name}" in out
     root = ET.fromstring(svg.read_text())

@@ -257,7 +257,8 @@ def _is_ours(code: CodeType) -> bool:
     user's and are not recorded."""
     verdict = _ours.get(code)
     if verdict is None:
-        verdict = _ours[code] = str(Path(code.co_filename).resolve()).startswith(_OWN_DIR)
+        path = str(Path(code.co_filename).resolve())
+        verdict = _ours[code] = path.startswith(_OWN_DIR) and not is_user_file(path)
     return verdict
 
 

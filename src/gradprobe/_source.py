@@ -39,6 +39,8 @@ _SKIP_FILES = frozenset(
     for f in (contextlib.__file__, functools.__file__, runpy.__file__, threading.__file__)
     if f
 )
+# gradprobe's demo plays the user's script: its lines are the ones to show.
+_DEMO = str(Path(__file__).resolve().with_name("demo.py"))
 _verdicts: dict[str, bool] = {}  # co_filename -> is the user's
 
 
@@ -52,7 +54,7 @@ def is_user_file(filename: str) -> bool:
             verdict = True
         else:
             real = os.path.realpath(filename)
-            verdict = not real.startswith(_SKIP_DIRS) and real not in _SKIP_FILES
+            verdict = real == _DEMO or (not real.startswith(_SKIP_DIRS) and real not in _SKIP_FILES)
         _verdicts[filename] = verdict
     return verdict
 

@@ -6,6 +6,7 @@ matching): the loss goes down, training runs, and ``features.*.grad`` stays ``No
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from torch import nn
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from gradprobe.findings import Finding
     from gradprobe.graph import Graph
 
 __all__ = ["DetachedClassifier", "build", "run"]
@@ -45,16 +47,25 @@ def build(seed: int = 0) -> tuple[DetachedClassifier, torch.Tensor, torch.Tensor
     return model, x, loss
 
 
+def _short_paths(finding: Finding) -> Finding:
+    """The finding with bare file names: the report reads the same wherever gradprobe is
+    installed (docs/getting-started.md shows it)."""
+    locations = tuple(replace(loc, file=Path(loc.file).name) for loc in finding.locations)
+    return replace(finding, locations=locations)
+
+
 def run(console: Console, svg: Path | None = None) -> Graph:
     """Trace, backward, and print the report of ``gradprobe demo``; returns the graph."""
     import gradprobe
+    from gradprobe.render.findings import findings_view
 
-    model, x, loss = build()
-    console.rule("gradprobe demo: a classifier whose feature layers never learn")
-    console.print("forward:  logits = head(features(x).detach());  loss = cross_entropy(...)\n")
-    graph = gradprobe.trace(loss, model=model, names={"x": x, "loss": loss})
-    console.print(graph)
-    loss.backward()  # type: ignore[no-untyped-call]
+    with gradprobe.record() as recording:
+        model, x, loss = build()
+        console.rule("gradprobe demo: a classifier whose feature layers never learn")
+        console.print("forward:  logits = head(features(x).detach());  loss = cross_entropy(...)\n")
+        graph = gradprobe.trace(loss, model=model, names={"x": x, "loss": loss})
+        console.print(graph)
+        loss.backward()  # type: ignore[no-untyped-call]
     report = gradprobe.leaf_report(graph, model, {"x": x})
     console.print()
     console.print(report)
@@ -69,6 +80,8 @@ def run(console: Console, svg: Path | None = None) -> Graph:
             "They are not in the graph of the loss: something between them and the loss "
             "cut it (here the .detach() in forward). Remove it and they train."
         )
+    console.print("\nWhich line did it? gradprobe.record() watched the forward and backward:")
+    console.print(findings_view([_short_paths(f) for f in recording.findings]))
     if svg is not None:
         path = gradprobe.save_svg(graph, svg)
         console.print(f"\ngraph written to {path}")
