@@ -543,7 +543,8 @@ def test_gradprobe_own_torch_calls_are_not_recorded() -> None:
     with record() as rec:
         x = torch.tensor([1.0, float("nan")], requires_grad=True)
         gradprobe.trace((x * 2).sum())  # gradprobe's own work inside the block
-    assert [key[0] for key in rec.events.nodes] == ["MulBackward0", "SumBackward0"]
+    made = [name for name, _ in rec.events.nodes if "AccumulateGrad" not in name]
+    assert made == ["MulBackward0", "SumBackward0"]  # (2.14's node hook also reports x's)
 
 
 def test_errors_pass_through_unchanged() -> None:
