@@ -74,7 +74,6 @@ class NodeRecord:
     op: str
     saves: dict[str, tuple[int, int]]  # slot -> (version at save, storage address)
     consumers: list[NodeKey] = field(default_factory=list)
-    in_no_grad: bool = False
 
 
 @dataclass(slots=True, frozen=True)
@@ -181,7 +180,6 @@ def _names(func: Any) -> str:
 
 
 _GRAD_GET: Any = torch._C.TensorBase.__dict__["grad"].__get__
-_DATA_GET: Any = torch._C.TensorBase.__dict__["data"].__get__
 _BACKWARDS = {torch.Tensor.backward: "backward", torch.autograd.backward: "backward"}
 _GRAD = torch.autograd.grad
 _ADDITIVE = frozenset(
@@ -520,7 +518,6 @@ class RecorderMode(TorchFunctionMode):
         nodes = events.nodes
         plans = self.plans
         mark = self.mark
-        in_no_grad = not torch.is_grad_enabled()
         stack: list[tuple[Any, NodeKey | None]] = [(fn, None)]
         highest = mark
         while stack:
@@ -559,7 +556,6 @@ class RecorderMode(TorchFunctionMode):
                 key[0],
                 saves,
                 [parent] if parent is not None else [],
-                in_no_grad=in_no_grad,
             )
             if self.check_nan and key[0] in _RISKY and events.nan_node is None:
                 node.register_hook(self._nan_watch(key))
