@@ -27,7 +27,9 @@ from gradprobe.plot import MatplotlibNotFoundError
 from gradprobe.record import Recording, RecordingError, record
 from gradprobe.render import save_svg, to_dot, to_svg
 from gradprobe.saliency import SaliencyBlindSpotError, SaliencyMap, grad_cam, guided_backprop
+from gradprobe.testing import GradprobeAssertionError
 from gradprobe.trace import trace
+from gradprobe.watch import WatchSession, watch
 
 __version__ = "0.1.0"
 
@@ -39,6 +41,7 @@ __all__ = [
     "Code",
     "Edge",
     "Finding",
+    "GradprobeAssertionError",
     "GradprobeError",
     "GradprobeTypeError",
     "GradprobeValueError",
@@ -59,6 +62,7 @@ __all__ = [
     "SaliencyMap",
     "SavedTensor",
     "Truncation",
+    "WatchSession",
     "__version__",
     "check",
     "explain",
@@ -72,4 +76,5 @@ __all__ = [
     "to_dot",
     "to_svg",
     "trace",
+    "watch",
 ]

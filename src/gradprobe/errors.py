@@ -9,7 +9,9 @@ the builtin a caller would naturally catch, so ``except TypeError`` keeps workin
     ├── AutogradError(GradprobeError)                     an autograd error, explained
     │   ├── BackwardWouldFail(AutogradError, RuntimeError)  check() found it before backward
     │   └── Explained<Type>(AutogradError, <Type>)          explain() re-raising torch's error
-    ├── RecordingError(GradprobeError, RuntimeError)      record() misused (nested)
+    ├── GradprobeAssertionError(AssertionError, GradprobeError)  a gradprobe.testing check failed
+    ├── RecordingError(GradprobeError, RuntimeError)      record() re-entered
+    ├── WatchSessionClosed(GradprobeError, RuntimeError)  a closed watch() session used
     ├── SaliencyBlindSpotError(GradprobeError, RuntimeError)  ReLUs saliency cannot reach
     ├── MatplotlibNotFoundError(GradprobeError, ImportError)  the `plot` extra is missing
     └── RenderError(GradprobeError, RuntimeError)         a graph could not be rendered

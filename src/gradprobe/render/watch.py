@@ -1,0 +1,192 @@
+"""Terminal view (rich) of a watch session: findings, then the latest statistics, worst first.
+
+Consumes plain data only (:class:`ReportData`, built by ``WatchSession``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from gradprobe.render.findings import findings_view
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from gradprobe.findings import Finding
+    from gradprobe.watch.records import GradRecord, OutputRecord, StepRecord, TensorStats
+
+__all__ = ["ReportData", "watch_report"]
+
+MAX_ROWS = 12
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """What the report shows."""
+
+    model: str
+    state: str
+    steps: int
+    sample_every: int
+    records: tuple[StepRecord, ...]
+    findings: tuple[Finding, ...]
+    notes: tuple[str, ...]
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:.3g}"
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "×".join(str(size) for size in shape) if shape else "scalar"
+
+
+def _nonfinite(stats: TensorStats) -> str:
+    if stats.nan_count is not None and stats.inf_count is not None:
+        if not stats.nan_count and not stats.inf_count:
+            return "0"
+        return f"{stats.nan_count}/{stats.inf_count}"
+    return "0" if stats.finite else "yes"
+
+
+def _magnitude(stats: TensorStats) -> float:
+    top = stats.max_abs
+    return math.inf if math.isnan(top) else top
+
+
+def _latest(records: Sequence[StepRecord], want: str) -> StepRecord | None:
+    fallback = None
+    for record in reversed(records):
+        if want == "activations" and record.activations:
+            if record.sampled:
+                return record
+            fallback = fallback or record
+        if want == "parameters" and record.parameter_grads:
+            if any(s.norm is not None for s in record.parameter_grads.values()):
+                return record
+            fallback = fallback or record
+    return fallback
+
+
+def _activation_table(record: StepRecord, flagged: set[str], limit: int) -> tuple[Table, int]:
+    grads: dict[tuple[str, int, str], GradRecord] = {
+        (g.name, g.call, g.output): g for g in record.output_grads
+    }
+
+    def severity(a: OutputRecord) -> tuple[int, float]:
+        level = 3 if not a.stats.finite else 2 if a.module in flagged else 0
+        return (-level, -_magnitude(a.stats))
+
+    rows = sorted(record.activations, key=severity)
+    table = Table(
+        title=f"activations at step {record.step}, worst first",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for name in ("module", "shape", "mean", "std", "min", "max", "zeros"):
+        table.add_column(name, justify="left" if name in ("module", "shape") else "right")
+    table.add_column("NaN/Inf", justify="right")
+    table.add_column("grad norm", justify="right")
+    for a in rows[:limit]:
+        s = a.stats
+        grad = grads.get((a.module, a.call, a.output))
+        style = "red" if not s.finite else "yellow" if a.module in flagged else ""
+        table.add_row(
+            a.label,
+            _shape(s.shape),
+            _num(s.mean),
+            _num(s.std),
+            _num(s.min),
+            _num(s.max),
+            "–" if s.zero_fraction is None else f"{s.zero_fraction:.0%}",
+            _nonfinite(s),
+            "–" if grad is None else _num(grad.stats.norm),
+            style=style,
+        )
+    return table, max(len(rows) - limit, 0)
+
+
+def _parameter_table(record: StepRecord, flagged: set[str], limit: int) -> tuple[Table, int]:
+    grads = record.parameter_grads
+    rows: list[tuple[int, float, str]] = []
+    for name, stats in grads.items():
+        level = 3 if not stats.finite else 2 if name in flagged else 0
+        rows.append((-level, -(stats.norm if stats.norm is not None else _magnitude(stats)), name))
+    rows.extend((-2, 0.0, name) for name in record.without_grad)
+    rows.sort()
+    table = Table(
+        title=f"parameter gradients at step {record.step}, worst first",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("parameter")
+    table.add_column("shape")
+    for name in ("grad norm", "max |grad|", "mean |grad|", "update ratio"):
+        table.add_column(name, justify="right")
+    for _, _, name in rows[:limit]:
+        found = grads.get(name)
+        ratio = record.update_ratios.get(name)
+        if found is None:
+            table.add_row(name, "", "no gradient", "", "", "", style="yellow")
+            continue
+        stats = found
+        style = "red" if not stats.finite else "yellow" if name in flagged else ""
+        table.add_row(
+            name,
+            _shape(stats.shape),
+            _num(stats.norm),
+            _num(stats.max_abs),
+            _num(stats.mean_abs),
+            _num(ratio),
+            style=style,
+        )
+    return table, max(len(rows) - limit, 0)
+
+
+def watch_report(data: ReportData, *, max_rows: int = MAX_ROWS) -> RenderableType:
+    """Header, findings, the activation and parameter tables, and notes."""
+    steps = f"{data.steps} step" + ("" if data.steps == 1 else "s")
+    sampled = "every step" if data.sample_every == 1 else f"every {data.sample_every} steps"
+    parts: list[RenderableType] = [
+        Text.assemble(
+            ("watch ", "bold"),
+            (data.model, "bold"),
+            f" ({data.state}): {steps}, full statistics {sampled}",
+        ),
+        findings_view(list(data.findings), ok_text="no findings"),
+    ]
+    flagged_modules = {f.module for f in data.findings if f.module and f.code != "GP107"}
+    flagged_params = {f.parameter for f in data.findings if f.parameter}
+    for finding in data.findings:
+        if finding.code == "GP204":
+            flagged_params.update(finding.details.get("norms", {}))
+    activations = _latest(data.records, "activations")
+    if activations is not None:
+        table, more = _activation_table(activations, flagged_modules, max_rows)
+        parts.append(table)
+        if more:
+            parts.append(Text(f"… {more} more rows", style="dim"))
+    parameters = _latest(data.records, "parameters")
+    if parameters is not None:
+        table, more = _parameter_table(parameters, {p for p in flagged_params if p}, max_rows)
+        parts.append(table)
+        if more:
+            parts.append(Text(f"… {more} more rows", style="dim"))
+    parts.extend(Text(f"note: {note}", style="yellow") for note in data.notes)
+    return Group(*parts)

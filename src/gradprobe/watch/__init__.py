@@ -1,0 +1,36 @@
+"""``gradprobe.watch(model)``: activation and gradient statistics, NaN/Inf and gradient
+findings for every step of a training loop.
+
+Example:
+    >>> import torch
+    >>> from gradprobe.watch import watch
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1))
+    >>> with watch(model) as session:
+    ...     for _ in range(3):
+    ...         model(torch.randn(8, 4)).pow(2).mean().backward()
+    >>> session.steps, len(session.history)
+    (3, 3)
+    >>> [name for name, _, _ in session.gradient_flow()]
+    ['0.weight', '0.bias', '2.weight', '2.bias']
+"""
+
+from gradprobe.watch.records import GradRecord, OutputRecord, StepRecord, TensorStats
+from gradprobe.watch.session import (
+    ModuleSelector,
+    StepOn,
+    WatchSession,
+    WatchSessionClosed,
+    watch,
+)
+
+__all__ = [
+    "GradRecord",
+    "ModuleSelector",
+    "OutputRecord",
+    "StepOn",
+    "StepRecord",
+    "TensorStats",
+    "WatchSession",
+    "WatchSessionClosed",
+    "watch",
+]

@@ -1,0 +1,333 @@
+"""Findings of a watch session, from host data only (records, hits, dead-ReLU counts).
+
+* GP201 nan_in_forward: the first non-finite activation (step, module, output).
+* GP202 nan_in_backward: the first non-finite gradient in backward order.
+* GP203 exploding_gradient: the first parameter gradient norm above the threshold.
+* GP204 vanishing_gradient: parameter gradient norms below the threshold at the latest
+  sampled step.
+* GP205 dead_relu: ReLU modules whose units never fired over the rows seen.
+* GP107 parameter_without_grad: watched parameters that got no gradient in a step whose
+  backward reached other watched parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from gradprobe.findings import Finding, Location, make_finding
+from gradprobe.watch.records import StepRecord, TensorStats
+
+__all__ = ["MIN_ROWS", "DeadRelu", "Hit", "Thresholds", "first_hits", "watch_findings"]
+
+MIN_ROWS = 32
+"""A ReLU is judged only after this many rows (inputs × positions) were seen on sampled steps."""
+
+_ORDER = {"GP201": 0, "GP202": 1, "GP203": 2, "GP204": 3, "GP205": 4, "GP107": 5}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The session's limits: gradient norms and the dead fraction of a ReLU's units."""
+
+    exploding: float
+    vanishing: float
+    dead_relu: float
+
+
+@dataclass(frozen=True)
+class Hit:
+    """The first occurrence of something, at ``step``: an activation or a gradient."""
+
+    step: int
+    kind: Literal["activation", "output", "parameter"]
+    name: str
+    type: str
+    call: int
+    output: str
+    min: float
+    max: float
+    value: float = math.nan
+    stats: TensorStats | None = None
+
+    @property
+    def label(self) -> str:
+        if self.kind == "parameter":
+            return self.name
+        text = (self.name or "(model)") + self.output
+        return text if self.call == 0 else f"{text} (call {self.call + 1})"
+
+
+@dataclass(frozen=True)
+class DeadRelu:
+    """How many of a ReLU module's units never fired, over ``rows`` rows."""
+
+    module: str
+    type: str
+    dead: int
+    units: int
+    rows: int
+
+
+def first_hits(records: Iterable[StepRecord], thresholds: Thresholds) -> dict[str, Hit]:
+    """The first non-finite activation (``"forward"``), non-finite gradient
+    (``"backward"``) and exploding parameter gradient (``"exploding"``) in ``records``."""
+    hits: dict[str, Hit] = {}
+    for record in records:
+        if "forward" not in hits:
+            for a in record.activations:
+                if not a.stats.finite:
+                    hits["forward"] = Hit(
+                        record.step,
+                        "activation",
+                        a.module,
+                        a.type,
+                        a.call,
+                        a.output,
+                        a.stats.min,
+                        a.stats.max,
+                        stats=a.stats,
+                    )
+                    break
+        for g in record.gradients:
+            kind: Literal["output", "parameter"] = g.kind
+            if "backward" not in hits and not g.stats.finite:
+                hits["backward"] = Hit(
+                    record.step,
+                    kind,
+                    g.name,
+                    "",
+                    g.call,
+                    g.output,
+                    g.stats.min,
+                    g.stats.max,
+                    stats=g.stats,
+                )
+            norm = g.stats.norm
+            if (
+                "exploding" not in hits
+                and kind == "parameter"
+                and norm is not None
+                and norm > thresholds.exploding
+            ):
+                hits["exploding"] = Hit(
+                    record.step,
+                    "parameter",
+                    g.name,
+                    "",
+                    0,
+                    "",
+                    g.stats.min,
+                    g.stats.max,
+                    value=norm,
+                    stats=g.stats,
+                )
+    return hits
+
+
+def _what(low: float, high: float) -> str:
+    if math.isnan(low) or math.isnan(high):
+        return "NaN"
+    if high == math.inf and low == -math.inf:
+        return "+Inf and -Inf"
+    return "+Inf" if high == math.inf else "-Inf"
+
+
+def _counts(stats: TensorStats | None) -> str:
+    if stats is None or stats.nan_count is None:
+        return ""
+    parts = []
+    if stats.nan_count:
+        parts.append(f"{stats.nan_count} NaN")
+    if stats.inf_count:
+        parts.append(f"{stats.inf_count} Inf")
+    return f" ({', '.join(parts)} of {stats.numel} values)" if parts else ""
+
+
+def _hit_details(hit: Hit) -> dict[str, object]:
+    details: dict[str, object] = {
+        "step": hit.step,
+        "kind": hit.kind,
+        "name": hit.name,
+        "call": hit.call,
+        "output": hit.output,
+        "min": hit.min,
+        "max": hit.max,
+    }
+    if hit.stats is not None:
+        details["shape"] = list(hit.stats.shape)
+        details["nan_count"] = hit.stats.nan_count
+        details["inf_count"] = hit.stats.inf_count
+    return details
+
+
+def _tensor(hit: Hit) -> str | None:
+    if hit.stats is None:
+        return None
+    return f"{hit.label} {tuple(hit.stats.shape)} {hit.stats.dtype}"
+
+
+def watch_findings(
+    *,
+    records: Sequence[StepRecord],
+    hits: Mapping[str, Hit],
+    dead: Sequence[DeadRelu],
+    without_grad: Mapping[str, tuple[int, int]],
+    grad_steps: int,
+    thresholds: Thresholds,
+    sources: Mapping[str, Location],
+    parameter_order: Sequence[str] = (),
+) -> list[Finding]:
+    """Every finding, most severe code first. ``hits`` come from steps older than
+    ``records`` (evicted from the history) and win over hits found in ``records``."""
+    merged = dict(first_hits(records, thresholds))
+    merged.update(hits)
+    found: list[Finding] = []
+    forward = merged.get("forward")
+    if forward is not None:
+        who = (
+            f"module {forward.label!r} ({forward.type})" if forward.type != "input" else "the input"
+        )
+        found.append(
+            make_finding(
+                "GP201",
+                message=(
+                    f"The output of {who} held {_what(forward.min, forward.max)} at step "
+                    f"{forward.step}{_counts(forward.stats)}: the first non-finite value "
+                    "in forward order. What came before it in this step was finite, so "
+                    "this module (or code between it and the previous watched module) "
+                    "produced it."
+                    if forward.type != "input"
+                    else f"The model's input held {_what(forward.min, forward.max)} at step "
+                    f"{forward.step}{_counts(forward.stats)}: the data is bad before any "
+                    "module runs."
+                ),
+                hint=None
+                if forward.type != "input"
+                else "Check the data pipeline for "
+                "NaN/Inf (torch.isfinite(batch).all()) before it reaches the model.",
+                tensor=_tensor(forward),
+                module=forward.name if forward.type != "input" else None,
+                locations=[sources[forward.name]] if forward.name in sources else [],
+                details=_hit_details(forward),
+            )
+        )
+    backward = merged.get("backward")
+    if backward is not None:
+        what = _what(backward.min, backward.max)
+        if backward.kind == "parameter":
+            message = (
+                f"The gradient of parameter {backward.name!r} held {what} at step "
+                f"{backward.step}{_counts(backward.stats)}, the first non-finite gradient "
+                "in backward order"
+            )
+            blame = ": the backward of the module that owns it produced it."
+        else:
+            message = (
+                f"The gradient flowing into the output of module {backward.label!r} held "
+                f"{what} at step {backward.step}{_counts(backward.stats)}, the first "
+                "non-finite gradient in backward order"
+            )
+            blame = ": it came from the operations after this module (or from the loss)."
+        if forward is not None and forward.step <= backward.step:
+            blame = (
+                f"; the forward pass was already non-finite at step {forward.step} (GP201), "
+                "which explains it."
+            )
+        message += blame
+        found.append(
+            make_finding(
+                "GP202",
+                message=message,
+                tensor=_tensor(backward),
+                module=backward.name if backward.kind == "output" else None,
+                parameter=backward.name if backward.kind == "parameter" else None,
+                details=_hit_details(backward),
+            )
+        )
+    exploding = merged.get("exploding")
+    if exploding is not None:
+        found.append(
+            make_finding(
+                "GP203",
+                message=(
+                    f"The gradient of {exploding.name!r} had L2 norm {exploding.value:.3g} at "
+                    f"step {exploding.step}, above watch(exploding={thresholds.exploding:g}); "
+                    "the first sampled step where a parameter gradient crossed it."
+                ),
+                parameter=exploding.name,
+                details={**_hit_details(exploding), "norm": exploding.value},
+            )
+        )
+    found.extend(_vanishing(records, thresholds, parameter_order))
+    found.extend(
+        make_finding(
+            "GP205",
+            message=(
+                f"{relu.dead} of {relu.units} units of {relu.module!r} ({relu.type}) never "
+                f"fired: their output was 0 for all {relu.rows} rows seen on sampled steps."
+            ),
+            module=relu.module,
+            locations=[sources[relu.module]] if relu.module in sources else [],
+            details={
+                "dead": relu.dead,
+                "units": relu.units,
+                "rows": relu.rows,
+                "fraction": relu.dead / relu.units,
+            },
+        )
+        for relu in dead
+        if relu.units and relu.rows >= MIN_ROWS and relu.dead / relu.units >= thresholds.dead_relu
+    )
+    for name, (first, count) in without_grad.items():
+        owner = name.rpartition(".")[0]
+        found.append(
+            make_finding(
+                "GP107",
+                message=(
+                    f"{name!r} got no gradient in {count} of the {grad_steps} steps whose "
+                    f"backward reached other watched parameters (first at step {first})."
+                ),
+                parameter=name,
+                module=owner or None,
+                details={"first_step": first, "steps": count, "of": grad_steps},
+            )
+        )
+    order = {name: i for i, name in enumerate(parameter_order)}
+    found.sort(key=lambda f: (_ORDER.get(f.code, 9), order.get(f.parameter or "", 0)))
+    return found
+
+
+def _vanishing(
+    records: Sequence[StepRecord], thresholds: Thresholds, parameter_order: Sequence[str]
+) -> list[Finding]:
+    for record in reversed(records):
+        norms = {
+            name: stats.norm
+            for name, stats in record.parameter_grads.items()
+            if stats.norm is not None
+        }
+        if not norms:
+            continue
+        small = {name: norm for name, norm in norms.items() if norm < thresholds.vanishing}
+        if not small:
+            return []
+        order = {name: i for i, name in enumerate(parameter_order)}
+        names = sorted(small, key=lambda n: order.get(n, len(order)))
+        shown = ", ".join(f"{n!r} ({small[n]:.2g})" for n in names[:5])
+        more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+        return [
+            make_finding(
+                "GP204",
+                message=(
+                    f"{len(names)} of {len(norms)} parameter gradients had L2 norm below "
+                    f"watch(vanishing={thresholds.vanishing:g}) at step {record.step}: "
+                    f"{shown}{more}."
+                ),
+                parameter=names[0],
+                details={"step": record.step, "norms": small, "of": len(norms)},
+            )
+        ]
+    return []

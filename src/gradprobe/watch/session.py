@@ -1,0 +1,1109 @@
+"""``watch(model)``: statistics and numerical checks for every step of a training loop.
+
+Mechanism (chosen because it survives real networks, see TORCH-FACTS Q2, Q5, Q11):
+
+* a **forward hook** on each watched module records its outputs (any tensors in a tensor,
+  tuple, list or dict) and registers a **node pre-hook** on each output's ``grad_fn`` for
+  the gradient flowing into that output. No full backward hooks: their
+  ``BackwardHookFunction`` wrapper makes every following in-place op (``ReLU(inplace=True)``)
+  fail, and a node pre-hook registered inside the forward hook stays on the node that
+  produced the value even when a later in-place op rebases the tensor;
+* a **tensor hook** on each watched parameter records its gradient (and still fires on a
+  compiled model watched after its first call, where dynamo ignores new module hooks);
+* optimizer step pre/post hooks measure the update ratio when an optimizer is given.
+
+Hooks compute 0-d statistic tensors on the tensor's device and append them to the
+current :class:`~gradprobe.watch._step.StepBuffer`; nothing waits for the device until a
+report, ``history``, ``findings()``, an export or ``close()`` copies everything once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import functools
+import linecache
+import math
+import sys
+import warnings
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+import torch
+from torch import Tensor, nn
+
+from gradprobe import _deepfree
+from gradprobe._nosync import HostSyncError, hook_body
+from gradprobe._source import is_user_file
+from gradprobe.errors import (
+    GradprobeError,
+    GradprobeTypeError,
+    GradprobeValueError,
+    GradprobeWarning,
+    describe,
+)
+from gradprobe.findings import Finding, Location
+from gradprobe.watch import _stats
+from gradprobe.watch._findings import DeadRelu, Hit, Thresholds, first_hits, watch_findings
+from gradprobe.watch._step import OUTPUT, PARAMETER, Compacted, Names, StepBuffer
+from gradprobe.watch.records import StepRecord
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from typing_extensions import Self
+
+__all__ = ["ModuleSelector", "StepOn", "WatchSession", "WatchSessionClosed", "watch"]
+
+StepOn: TypeAlias = Literal["forward", "optimizer", "manual"]
+ModuleSelector: TypeAlias = "str | type[nn.Module]"
+
+_STEP_ON = ("forward", "optimizer", "manual")
+# A free cascade through Python-touched nodes overflows the C stack at ~25k nodes (see
+# gradprobe._deepfree); holding every 500th node we touch keeps any cascade short.
+_PROTECT_EVERY = _deepfree.BAND // 2
+_RELU_TYPES: tuple[type[nn.Module], ...] = (nn.ReLU, nn.ReLU6)
+_STRIDED = torch.strided
+_aminmax = torch.aminmax
+_FOLD_CHUNK = 16  # steps evicted from the history together (see _evict)
+_MAX_DEPTH = 4  # how deep to look for tensors inside returned tuples/lists/dicts
+_SILENT_FORWARD = (
+    "gradients arrived but no forward hook of a watched module ever fired: the model was "
+    "probably compiled (torch.compile) and run before watch() started, and dynamo ignores "
+    "hooks added after the first compiled call. Parameter gradients are recorded, and each "
+    "backward pass counts as a step; activations and forward NaN checks are not. Enter "
+    "watch() before the first compiled call."
+)
+
+
+class WatchSessionClosed(GradprobeError, RuntimeError):
+    """A closed :class:`WatchSession` was used for something only an open one can do."""
+
+
+def _graph_task_id() -> int:
+    return -1
+
+
+_task_id: Callable[[], int] = getattr(torch._C, "_current_graph_task_id", _graph_task_id)
+
+
+def watch(
+    model: nn.Module,
+    *,
+    optimizer: torch.optim.Optimizer | None = None,
+    modules: ModuleSelector | Sequence[ModuleSelector] | None = None,
+    sample_every: int = 20,
+    history: int = 100,
+    step_on: StepOn = "forward",
+    exploding: float = 1e4,
+    vanishing: float = 1e-7,
+    dead_relu: float = 0.5,
+) -> WatchSession:
+    """Watch ``model``'s activations and gradients, step by step, until closed.
+
+    Use it as a context manager, or keep the session and call ``close()``::
+
+        with gradprobe.watch(model, optimizer=opt) as session:
+            for x, y in batches:
+                opt.zero_grad()
+                loss_fn(model(x), y).backward()
+                opt.step()
+        session.report()
+
+    **Steps.** With ``step_on="forward"`` (default) every top-level call of ``model``
+    starts a new step, evaluation forwards under ``torch.no_grad()`` included; the
+    backward and optimizer step that follow belong to it. ``"optimizer"`` ends a step
+    when ``optimizer.step()`` returns (gradient accumulation over several forwards is one
+    step); ``"manual"`` ends it when you call :meth:`WatchSession.step`. Steps count from 0.
+
+    **Every step** records min and max of every floating-point output of the watched
+    modules and of every gradient flowing into those outputs or into the watched
+    parameters (exact NaN/Inf detection), and which parameters got no gradient.
+    **Sampled steps** (``step % sample_every == 0``, default every 20th, so step 0 is
+    always sampled) add mean, std, fraction of zeros and NaN/Inf counts of activations,
+    L2 norm and mean |g| of gradients, update ratios, and dead-ReLU tracking.
+
+    Args:
+        model: the module to watch (a ``torch.compile`` wrapper is unwrapped for names).
+        optimizer: enables update ratios ``‖Δp‖ / ‖p‖`` on sampled steps.
+        modules: which modules get forward statistics: glob patterns on qualified names
+            (``"layer1.*"``) and/or module types; default: every module without children
+            plus every module owning parameters directly (``nn.MultiheadAttention``).
+            Parameters watched are those owned directly by the watched modules.
+        sample_every: full statistics every this many steps (1 = every step).
+        history: how many recent steps ``session.history`` keeps.
+        step_on: what ends a step, see above.
+        exploding: a parameter gradient L2 norm above this is reported (GP203).
+        vanishing: a parameter gradient L2 norm below this is reported (GP204).
+        dead_relu: report a ReLU when at least this fraction of its units never fired (GP205).
+
+    Returns:
+        The open :class:`WatchSession`.
+
+    Raises:
+        GradprobeTypeError, GradprobeValueError: an argument is unusable; the message says why.
+    """
+    return WatchSession(
+        model,
+        optimizer=optimizer,
+        modules=modules,
+        sample_every=sample_every,
+        history=history,
+        step_on=step_on,
+        exploding=exploding,
+        vanishing=vanishing,
+        dead_relu=dead_relu,
+    )
+
+
+class WatchSession:
+    """An open (then closed) watch over one model; see :func:`watch`.
+
+    Results stay readable after :meth:`close` as plain data: :attr:`history`,
+    :meth:`findings`, :meth:`report`, :meth:`to_json`, :meth:`gradient_flow`.
+
+    Example:
+        >>> import torch
+        >>> from gradprobe.watch import watch
+        >>> model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU())
+        >>> with watch(model) as session:
+        ...     model(torch.randn(4, 3)).sum().backward()
+        >>> [record.label for record in session.history[0].activations]
+        ['0', '1']
+        >>> session
+        <WatchSession closed: 1 step, 2 modules, 2 parameters>
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        *,
+        optimizer: torch.optim.Optimizer | None = None,
+        modules: ModuleSelector | Sequence[ModuleSelector] | None = None,
+        sample_every: int = 20,
+        history: int = 100,
+        step_on: StepOn = "forward",
+        exploding: float = 1e4,
+        vanishing: float = 1e-7,
+        dead_relu: float = 0.5,
+    ) -> None:
+        _check_options(model, optimizer, sample_every, history, step_on)
+        self._thresholds = _check_thresholds(exploding, vanishing, dead_relu)
+        self._sample_every = sample_every
+        self._history_len = history
+        self._step_on: StepOn = step_on
+        inner = _unwrap(model)
+        chosen = _select(inner, modules)
+        self._model_type = type(inner).__name__
+        param_names, param_owner = _parameters(inner, chosen)
+        # One pseudo-module after the watched ones: the model's input (step_on="forward").
+        self._input = len(chosen)
+        self._names = Names(
+            modules=(*(name for name, _ in chosen), "(input)"),
+            types=(*(type(module).__name__ for _, module in chosen), "input"),
+            parameters=tuple(param_names),
+        )
+        self._param_owner = tuple(param_owner)
+        self._relu = (*(isinstance(module, _RELU_TYPES) for _, module in chosen), False)
+        self._sources = _forward_sources(chosen)
+        self._closed = False
+        self._buffer: StepBuffer | None = None
+        self._steps = 0
+        self._depth = 0
+        self._forward_calls = 0
+        self._backward_passes = 0
+        self._dirty = True
+        self._history: deque[Compacted] = deque()
+        self._layouts: dict[tuple[Any, ...], int] = {}
+        self._layout_list: list[tuple[Any, ...]] = []
+        self._first_fwd = _stats.FirstNonFinite()
+        self._first_bwd = _stats.FirstNonFinite()
+        self._exploding = _stats.FirstExceeding(self._thresholds.exploding)
+        self._folded: dict[str, Hit] = {}  # hits from evicted steps that were already on the host
+        self._alive: dict[int, Tensor] = {}
+        self._scratch = _stats.Scratch()
+        self._rows: dict[int, int] = {}
+        self._without: dict[int, list[int]] = {}  # parameter -> [first step, steps]
+        self._grad_steps = 0
+        self._notes: list[str] = []
+        self._warned = False
+        self._view: _View | None = None
+        self._tensorboard: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        self._before: tuple[list[int], list[Tensor], list[Tensor]] | None = None
+        self._handles: list[Any] = []
+        self._node_handles: list[Any] = []
+        self._prune_at = 1024
+        self._param_refs: list[weakref.ref[Tensor]] = []
+        self._param_index: dict[int, int] = {}
+        self._hooked_params: set[int] = set()
+        self._param_keys: list[tuple[int, int, int, str]] = []
+        self._optimizer_ref = None if optimizer is None else weakref.ref(optimizer)
+        params = dict(inner.named_parameters())
+        for index, name in enumerate(param_names):
+            tensor = params[name]
+            self._param_refs.append(weakref.ref(tensor))
+            self._param_index[id(tensor)] = index
+            self._param_keys.append((PARAMETER, index, 0, ""))
+        self._hooks_dict_was_none: list[int] = []  # parameters whose _backward_hooks was None
+        try:
+            self._install(model, chosen, optimizer)
+        except BaseException:
+            self._remove_hooks()
+            raise
+
+    # -- installation and removal ------------------------------------------------------------
+
+    def _install(
+        self,
+        model: nn.Module,
+        chosen: Sequence[tuple[str, nn.Module]],
+        optimizer: torch.optim.Optimizer | None,
+    ) -> None:
+        eager = _eager_only()
+        if self._step_on == "forward":
+            self._handles.append(model.register_forward_pre_hook(eager(self._root_pre_hook)))
+            self._handles.append(
+                model.register_forward_hook(eager(self._root_post_hook), always_call=True)
+            )
+        for index, (_, module) in enumerate(chosen):
+            hook = eager(functools.partial(self._forward_hook, index))
+            self._handles.append(module.register_forward_hook(hook))
+        for index, ref in enumerate(self._param_refs):
+            tensor = ref()
+            if tensor is None or not tensor.requires_grad:
+                continue
+            if tensor._backward_hooks is None:
+                self._hooks_dict_was_none.append(index)
+            hook = functools.partial(self._param_hook, index)
+            self._handles.append(tensor.register_hook(hook))  # type: ignore[no-untyped-call]
+            self._hooked_params.add(index)
+        if optimizer is not None:
+            self._handles.append(optimizer.register_step_pre_hook(self._optimizer_pre_hook))
+            self._handles.append(optimizer.register_step_post_hook(self._optimizer_post_hook))
+
+    def _remove_hooks(self) -> None:
+        for handle in (*self._handles, *self._node_handles):
+            with contextlib.suppress(Exception):
+                handle.remove()
+        self._handles.clear()
+        self._node_handles.clear()
+        # register_hook turned .grad hooks dicts from None into an OrderedDict: put back None
+        # where nothing else was registered meanwhile, so the tensors look untouched.
+        for index in self._hooks_dict_was_none:
+            tensor = self._param_refs[index]()
+            if tensor is not None and not tensor._backward_hooks:
+                with contextlib.suppress(Exception):
+                    tensor._backward_hooks = None
+        self._hooks_dict_was_none = []
+
+    def close(self) -> None:
+        """Remove every hook, finish the current step and copy all results to the host.
+
+        Idempotent. Afterwards the session holds no tensor, module or optimizer, and its
+        results stay readable.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._remove_hooks()
+        finally:
+            try:
+                self._end_step()
+                self._view = self._snapshot(final=True)
+            except HostSyncError:
+                raise
+            except Exception as error:  # noqa: BLE001 - close() must not mask the user's error
+                self._notes.append(f"results could not be collected at close: {error!r}")
+                self._view = _View.empty()
+            finally:
+                self._release_device_state()
+
+    def _release_device_state(self) -> None:
+        self._buffer = None
+        self._history = deque(c for c in self._history if c.result is not None)
+        self._first_fwd = _stats.FirstNonFinite()
+        self._first_bwd = _stats.FirstNonFinite()
+        self._exploding = _stats.FirstExceeding(self._thresholds.exploding)
+        self._alive.clear()
+        self._scratch.clear()
+        self._before = None
+        self._param_refs = []
+        self._param_index = {}
+        self._optimizer_ref = None
+
+    def __enter__(self) -> Self:
+        if self._closed:
+            msg = "this watch session is closed; start a new one with gradprobe.watch(model)."
+            raise WatchSessionClosed(msg)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- steps -----------------------------------------------------------------------------
+
+    @property
+    def open(self) -> bool:
+        """True until :meth:`close`."""
+        return not self._closed
+
+    @property
+    def steps(self) -> int:
+        """How many steps have begun (the current step's number is ``steps - 1``)."""
+        return self._steps
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Things watch could not do (statistics it had to skip, hooks that never fired)."""
+        silent = self._backward_passes and not self._forward_calls
+        return (*self._notes, _SILENT_FORWARD) if silent else tuple(self._notes)
+
+    def step(self) -> None:
+        """End the current step (``step_on="manual"`` only); the next activity starts the
+        next one. A step with no activity still counts, so numbers follow your calls.
+
+        Raises:
+            WatchSessionClosed: the session is closed.
+            GradprobeValueError: the session counts steps some other way.
+        """
+        if self._closed:
+            msg = "session.step() on a closed watch session; start a new one with watch(model)."
+            raise WatchSessionClosed(msg)
+        if self._step_on != "manual":
+            msg = (
+                f"session.step() only ends steps with watch(..., step_on='manual'); this "
+                f"session uses step_on={self._step_on!r}, where steps end by themselves."
+            )
+            raise GradprobeValueError(msg)
+        if self._buffer is None:
+            self._begin()
+        self._end_step()
+
+    def _begin(self) -> StepBuffer:
+        number = self._steps
+        self._steps += 1
+        step = StepBuffer(number, number % self._sample_every == 0, len(self._names.modules))
+        self._buffer = step
+        self._dirty = True
+        return step
+
+    def _end_step(self) -> None:
+        step = self._buffer
+        if step is None:
+            return
+        self._buffer = None
+        self._before = None
+        without = self._without_grad(step)
+        if step.seen:
+            self._grad_steps += 1
+            for index in without:
+                entry = self._without.setdefault(index, [step.number, 0])
+                entry[1] += 1
+        self._history.append(step.compact(without, finished=True))
+        if len(self._history) >= self._history_len + _FOLD_CHUNK:
+            self._evict(len(self._history) - self._history_len)
+        if len(self._node_handles) > self._prune_at:
+            # Handles of graphs that died; amortized, since one step can hook many outputs.
+            self._node_handles = [h for h in self._node_handles if h.hooks_dict_ref() is not None]
+            self._prune_at = max(1024, 2 * len(self._node_handles))
+        self._dirty = True
+
+    def _without_grad(self, step: StepBuffer) -> list[int]:
+        if not step.seen:
+            return []
+        missing = []
+        for index in sorted(self._hooked_params - step.seen):
+            tensor = self._param_refs[index]() if index < len(self._param_refs) else None
+            if tensor is not None and tensor.requires_grad:
+                missing.append(index)
+        return missing
+
+    def _backward_step(self) -> StepBuffer:
+        step = self._buffer if self._buffer is not None else self._begin()
+        task = _task_id()
+        if task != step.task:
+            if step.backwards and not self._forward_calls and self._step_on == "forward":
+                # Forward hooks never fired (a model compiled before watch): each backward
+                # pass is a step.
+                self._end_step()
+                step = self._begin()
+                if not self._warned:
+                    self._warned = True
+                    warnings.warn(_SILENT_FORWARD, GradprobeWarning, stacklevel=2)
+            step.task = task
+            step.backwards += 1
+            self._backward_passes += 1
+        return step
+
+    # -- hooks -----------------------------------------------------------------------------
+
+    @hook_body
+    def _root_pre_hook(self, module: nn.Module, args: Any) -> None:
+        if self._closed:
+            return
+        if self._depth == 0:
+            try:
+                self._end_step()
+                step = self._begin()
+                step.grad_enabled = torch.is_grad_enabled()
+                inputs = args[0] if isinstance(args, tuple) and len(args) == 1 else args
+                for path, tensor in _tensors(inputs, "", 0):
+                    self._record_output(step, self._input, 0, path, tensor, grads=False)
+            except HostSyncError:
+                raise
+            except Exception as error:  # noqa: BLE001 - never break the user's forward
+                self._failed("the start of a step", error)
+        self._depth += 1
+
+    @hook_body
+    def _root_post_hook(self, module: nn.Module, args: Any, output: Any) -> None:
+        if self._depth > 0:
+            self._depth -= 1
+
+    @hook_body
+    def _forward_hook(self, index: int, module: nn.Module, args: Any, output: Any) -> None:
+        if self._closed:
+            return
+        try:
+            step = self._buffer if self._buffer is not None else self._begin()
+            self._forward_calls += 1
+            self._dirty = True
+            if not step.grad_enabled and torch.is_grad_enabled():
+                step.grad_enabled = True
+            call = step.calls[index]
+            step.calls[index] = call + 1
+            if isinstance(output, Tensor):
+                self._record_output(step, index, call, "", output)
+            else:
+                for path, tensor in _tensors(output, "", 0):
+                    self._record_output(step, index, call, path, tensor)
+        except HostSyncError:
+            raise
+        except Exception as error:  # noqa: BLE001 - never break the user's step
+            self._failed(f"forward statistics of {self._names.modules[index]!r}", error)
+
+    def _record_output(
+        self,
+        step: StepBuffer,
+        index: int,
+        call: int,
+        path: str,
+        tensor: Tensor,
+        grads: bool = True,
+    ) -> None:
+        if not tensor.is_floating_point() or tensor.layout is not _STRIDED:
+            return
+        data = tensor.detach()
+        if not data.numel():
+            return
+        low, high = _aminmax(data)
+        step.fwd_keys.append((index, call, path))
+        step.fwd_meta.append((data.shape, data.dtype))
+        minmax = step.fwd_mm
+        minmax.append(low)
+        minmax.append(high)
+        if step.sampled:
+            step.fwd_sums.extend(_stats.activation_sums(data))
+            step.fwd_counts.extend(_stats.activation_counts(data, self._scratch.like(data)))
+            if self._relu[index]:
+                self._track_relu(index, data)
+        if grads and tensor.requires_grad:
+            node = tensor.grad_fn
+            if node is not None:
+                hook = functools.partial(
+                    self._output_grad_hook, tensor.output_nr, (OUTPUT, index, call, path)
+                )
+                self._node_handles.append(node.register_prehook(hook))
+                step.touched += 1
+                if step.touched % _PROTECT_EVERY == 0:
+                    _deepfree.protect((node,))
+
+    def _track_relu(self, index: int, data: Tensor) -> None:
+        found = _stats.alive_units(data)
+        if found is None:
+            return
+        alive, rows = found
+        previous = self._alive.get(index)
+        if previous is None or previous.shape != alive.shape:
+            self._rows[index] = 0
+        else:
+            alive = previous | alive
+        self._alive[index] = alive
+        self._rows[index] += rows
+
+    @hook_body
+    def _output_grad_hook(
+        self, position: int, key: tuple[int, int, int, str], grad_outputs: Sequence[Tensor | None]
+    ) -> None:
+        if self._closed:
+            return
+        grad = grad_outputs[position] if position < len(grad_outputs) else None
+        if grad is None:
+            return
+        try:
+            self._record_grad(self._backward_step(), key, grad)
+        except HostSyncError:
+            raise
+        except Exception as error:  # noqa: BLE001 - never break the user's step
+            self._failed(f"output gradient statistics of {self._names.modules[key[1]]!r}", error)
+
+    @hook_body
+    def _param_hook(self, index: int, grad: Tensor) -> None:
+        if self._closed:
+            return
+        try:
+            step = self._backward_step()
+            step.seen.add(index)
+            self._record_grad(step, self._param_keys[index], grad)
+        except HostSyncError:
+            raise
+        except Exception as error:  # noqa: BLE001 - never break the user's step
+            self._failed(f"gradient statistics of {self._names.parameters[index]!r}", error)
+
+    def _record_grad(self, step: StepBuffer, key: tuple[int, int, int, str], grad: Tensor) -> None:
+        if not grad.is_floating_point() or grad.layout is not _STRIDED:
+            return
+        if grad.requires_grad:  # only under backward(create_graph=True)
+            grad = grad.detach()
+        if not grad.numel():
+            return
+        self._dirty = True
+        low, high = _aminmax(grad)
+        step.bwd_keys.append(key)
+        step.bwd_meta.append((grad.shape, grad.dtype))
+        minmax = step.bwd_mm
+        minmax.append(low)
+        minmax.append(high)
+        if step.sampled:
+            norm = _stats.grad_norm(grad)
+            step.bwd_norms.append(norm)
+            if key[0] == PARAMETER:
+                step.pnorms.append(norm)
+                step.pl1.append(_stats.grad_l1(grad, self._scratch.like(grad)))
+                step.pnorm_pos.append(key[1])
+
+    @hook_body
+    def _optimizer_pre_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if self._closed:
+            return
+        step = self._buffer
+        if step is None or not step.sampled:
+            return
+        indices: list[int] = []
+        params: list[Tensor] = []
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                index = self._param_index.get(id(param))
+                if index is not None and param.grad is not None:
+                    indices.append(index)
+                    params.append(param)
+        if params:
+            self._before = (indices, params, [p.detach().clone() for p in params])
+
+    @hook_body
+    def _optimizer_post_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if self._closed:
+            return
+        before, self._before = self._before, None
+        step = self._buffer
+        if before is not None and step is not None:
+            indices, params, copies = before
+            sizes = [torch.linalg.vector_norm(c) for c in copies]
+            # In place on our own copies: torch.dist and p - c are 3-10x slower on CPU.
+            moved = [
+                torch.linalg.vector_norm(c.sub_(p.detach()))
+                for p, c in zip(params, copies, strict=True)
+            ]
+            step.upd = _stats.stack(moved) / _stats.stack(sizes).to(moved[0].device)
+            step.upd_index = indices
+            self._dirty = True
+        if self._step_on == "optimizer":
+            if self._buffer is None:
+                self._begin()
+            self._end_step()
+
+    def _failed(self, what: str, error: Exception) -> None:
+        self._notes.append(f"{what} skipped: {type(error).__name__}: {error}")
+        if not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"gradprobe.watch could not record {what}: {error!r}; see session.notes.",
+                GradprobeWarning,
+                stacklevel=2,
+            )
+
+    # -- results ---------------------------------------------------------------------------
+
+    def _intern(self, layout: tuple[Any, ...]) -> int:
+        found = self._layouts.get(layout)
+        if found is None:
+            found = self._layouts[layout] = len(self._layout_list)
+            self._layout_list.append(layout)
+        return found
+
+    def _evict(self, count: int) -> None:
+        """Fold the ``count`` oldest steps out of the history, keeping what findings need.
+
+        Steps already copied to the host are scanned there. The others are folded on the
+        device by runs of consecutive steps with the same layout (the usual case: every
+        training step hooks the same tensors), one stacked tensor per run, so a fold costs
+        the same dozen tiny kernels for one step or for :data:`_FOLD_CHUNK` of them.
+        """
+        olds = [self._history.popleft() for _ in range(min(count, len(self._history)))]
+        pending = []
+        for old in olds:
+            if old.result is None:
+                pending.append(old)
+                continue
+            for kind, hit in first_hits([old.result], self._thresholds).items():
+                self._folded.setdefault(kind, hit)
+        self._fold_runs(pending, "fwd_mm", "fwd_keys", self._first_fwd.update)
+        self._fold_runs(pending, "bwd_mm", "bwd_keys", self._first_bwd.update)
+        self._fold_runs(pending, "pnorms", "pnorm_pos", self._exploding.update)
+
+    def _fold_runs(
+        self,
+        steps: Sequence[Compacted],
+        values: str,
+        keys: str,
+        update: Callable[[Tensor, int, int, int], None],
+    ) -> None:
+        run: list[Tensor] = []
+        first = layout = last = -1
+
+        def flush() -> None:
+            if run:
+                stacked = _stats.stack(run)
+                update(stacked.view(-1, *stacked.shape[2:]), first, layout, stacked.shape[1])
+
+        for step in steps:
+            tensor = getattr(step, values)
+            if tensor is None:
+                continue
+            this = self._intern(getattr(step, keys))
+            if run and (this != layout or step.number != last + 1):
+                flush()
+                run = []
+            if not run:
+                first, layout = step.number, this
+            run.append(tensor)
+            last = step.number
+        flush()
+
+    def _snapshot(self, final: bool = False) -> _View:
+        """Copy everything to the host (one transfer per device) and build the view."""
+        if self._view is not None and not self._dirty:
+            return self._view
+        if len(self._history) > self._history_len:
+            self._evict(len(self._history) - self._history_len)
+        pending = [c for c in self._history if c.result is None]
+        running = None
+        if self._buffer is not None and not final:
+            running = self._buffer.compact(self._without_grad(self._buffer), finished=False)
+        tensors: list[Tensor] = []
+        for compacted in pending:
+            tensors.extend(compacted.tensors())
+        if running is not None:
+            tensors.extend(running.tensors())
+        states = [self._first_fwd.state, self._first_bwd.state, self._exploding.state]
+        tensors.extend(s for s in states if s is not None)
+        relus = sorted(self._alive)
+        tensors.extend(self._alive[i].logical_not().sum() for i in relus)
+        values = iter(_stats.to_host(tensors))
+        for compacted in pending:
+            compacted.record([next(values) for _ in compacted.tensors()], self._names)
+        records = [c.result for c in self._history if c.result is not None]
+        if running is not None:
+            records.append(running.record([next(values) for _ in running.tensors()], self._names))
+        device_hits = self._resolve([next(values) if s is not None else None for s in states])
+        dead = [
+            DeadRelu(
+                module=self._names.modules[i],
+                type=self._names.types[i],
+                dead=int(next(values)[0]),
+                units=self._alive[i].numel(),
+                rows=self._rows[i],
+            )
+            for i in relus
+        ]
+        hits = dict(self._folded)
+        for kind, hit in device_hits.items():
+            if kind not in hits or hit.step < hits[kind].step:
+                hits[kind] = hit
+        without = {
+            self._names.parameters[i]: (first, count) for i, (first, count) in self._without.items()
+        }
+        self._view = _View(
+            records=tuple(records[-self._history_len :]),
+            hits=hits,
+            dead=tuple(dead),
+            without_grad=without,
+            grad_steps=self._grad_steps,
+        )
+        self._dirty = running is not None
+        return self._view
+
+    def _resolve(self, states: list[list[float] | None]) -> dict[str, Hit]:
+        hits: dict[str, Hit] = {}
+        fwd, bwd, exploding = states
+        if fwd is not None and fwd[0] >= 0:
+            index, call, path = self._layout_list[int(fwd[1])][int(fwd[2])]
+            hits["forward"] = Hit(
+                int(fwd[0]),
+                "activation",
+                self._names.modules[index],
+                self._names.types[index],
+                call,
+                path,
+                fwd[3],
+                fwd[4],
+            )
+        if bwd is not None and bwd[0] >= 0:
+            kind, index, call, path = self._layout_list[int(bwd[1])][int(bwd[2])]
+            if kind == PARAMETER:
+                hits["backward"] = Hit(
+                    int(bwd[0]),
+                    "parameter",
+                    self._names.parameters[index],
+                    "",
+                    0,
+                    "",
+                    bwd[3],
+                    bwd[4],
+                )
+            else:
+                hits["backward"] = Hit(
+                    int(bwd[0]),
+                    "output",
+                    self._names.modules[index],
+                    self._names.types[index],
+                    call,
+                    path,
+                    bwd[3],
+                    bwd[4],
+                )
+        if exploding is not None and exploding[0] >= 0:
+            index = self._layout_list[int(exploding[1])][int(exploding[2])]
+            hits["exploding"] = Hit(
+                int(exploding[0]),
+                "parameter",
+                self._names.parameters[index],
+                "",
+                0,
+                "",
+                math.nan,
+                math.nan,
+                value=exploding[3],
+            )
+        return hits
+
+    @property
+    def history(self) -> tuple[StepRecord, ...]:
+        """The last ``history`` steps, oldest first; the last may still be running
+        (``finished=False``). Copies pending statistics to the host (one sync)."""
+        return self._snapshot().records
+
+    def findings(self) -> list[Finding]:
+        """What watch found so far (GP201-GP205, GP107), most severe first."""
+        view = self._snapshot()
+        return watch_findings(
+            records=view.records,
+            hits=view.hits,
+            dead=view.dead,
+            without_grad=view.without_grad,
+            grad_steps=view.grad_steps,
+            thresholds=self._thresholds,
+            sources=self._sources,
+            parameter_order=self._names.parameters,
+        )
+
+    def gradient_flow(self) -> list[tuple[str, float, float]]:
+        """``(parameter, mean |grad|, max |grad|)`` in model order, from the latest sampled
+        step that had a backward pass; parameters without a gradient there are left out.
+
+        Example:
+            >>> import torch
+            >>> from gradprobe.watch import watch
+            >>> model = torch.nn.Linear(2, 1)
+            >>> with torch.no_grad():
+            ...     _ = model.weight.fill_(1.0)
+            >>> with watch(model) as session:
+            ...     model(torch.tensor([[1.0, -3.0]])).sum().backward()
+            >>> session.gradient_flow()
+            [('weight', 2.0, 3.0), ('bias', 1.0, 1.0)]
+        """
+        for record in reversed(self.history):
+            grads = {
+                name: stats
+                for name, stats in record.parameter_grads.items()
+                if stats.mean_abs is not None
+            }
+            if grads:
+                return [
+                    (name, float(grads[name].mean_abs or 0.0), grads[name].max_abs)
+                    for name in self._names.parameters
+                    if name in grads
+                ]
+        return []
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything as JSON-ready data: options, findings, history, gradient flow."""
+        from gradprobe.watch._export import session_dict
+
+        return session_dict(self)
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """:meth:`to_dict` as JSON text (non-finite numbers as ``"nan"``/``"inf"`` strings)."""
+        import json
+
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    def to_tensorboard(self, writer: Any, *, prefix: str = "gradprobe") -> int:
+        """Write the history as scalars with ``writer.add_scalar(tag, value, step)``.
+
+        Any object with ``add_scalar`` works (``torch.utils.tensorboard.SummaryWriter``,
+        needs the ``tensorboard`` package). Steps already written to the same writer are
+        skipped. Returns how many scalars were written.
+        """
+        from gradprobe.watch._export import write_scalars
+
+        return write_scalars(self, writer, prefix, self._tensorboard)
+
+    def report(self, console: Console | None = None) -> None:
+        """Print findings and the latest statistics (worst first) with rich."""
+        from rich.console import Console
+
+        (console or Console()).print(self)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from gradprobe.render.watch import watch_report
+
+        yield watch_report(self._report_data())
+
+    def _report_data(self) -> Any:
+        from gradprobe.render.watch import ReportData
+
+        view = self._snapshot()
+        return ReportData(
+            model=self._model_type,
+            state="open" if self.open else "closed",
+            steps=self._steps,
+            sample_every=self._sample_every,
+            records=view.records,
+            findings=tuple(self.findings()),
+            notes=self.notes,
+        )
+
+    def options(self) -> dict[str, Any]:
+        """The options this session was opened with (JSON-ready)."""
+        return {
+            "model": self._model_type,
+            "modules": list(self._names.modules[: self._input]),
+            "parameters": list(self._names.parameters),
+            "sample_every": self._sample_every,
+            "history": self._history_len,
+            "step_on": self._step_on,
+            "exploding": self._thresholds.exploding,
+            "vanishing": self._thresholds.vanishing,
+            "dead_relu": self._thresholds.dead_relu,
+        }
+
+    def __repr__(self) -> str:
+        steps = f"{self._steps} step" + ("" if self._steps == 1 else "s")
+        return (
+            f"<WatchSession {'closed' if self._closed else 'open'}: {steps}, "
+            f"{self._input} modules, {len(self._names.parameters)} parameters>"
+        )
+
+
+class _View:
+    """Host copies behind a report: built by ``_snapshot``, shared until something changes."""
+
+    def __init__(
+        self,
+        records: tuple[StepRecord, ...],
+        hits: Mapping[str, Hit],
+        dead: tuple[DeadRelu, ...],
+        without_grad: Mapping[str, tuple[int, int]],
+        grad_steps: int,
+    ) -> None:
+        self.records = records
+        self.hits = hits
+        self.dead = dead
+        self.without_grad = without_grad
+        self.grad_steps = grad_steps
+
+    @classmethod
+    def empty(cls) -> _View:
+        return cls((), {}, (), {}, 0)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _eager_only() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Wrap forward-path hooks so dynamo runs them eagerly instead of tracing them.
+
+    Only when dynamo is already imported (creating any optimizer imports it); importing it
+    ourselves would cost a second. Otherwise a later ``torch.compile`` traces the hooks and
+    breaks the graph at ``grad_fn``, which also works.
+    """
+    dynamo = sys.modules.get("torch._dynamo")
+    disable = getattr(dynamo, "disable", None)
+    if disable is None:
+        return lambda fn: fn
+    return lambda fn: disable(fn, recursive=True)
+
+
+def _tensors(value: object, path: str, depth: int) -> Iterator[tuple[str, Tensor]]:
+    if isinstance(value, Tensor):
+        yield path, value
+    elif depth < _MAX_DEPTH:
+        if isinstance(value, (tuple, list)):
+            for i, item in enumerate(value):
+                yield from _tensors(item, f"{path}[{i}]", depth + 1)
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                yield from _tensors(item, f"{path}[{key!r}]", depth + 1)
+
+
+def _unwrap(model: nn.Module) -> nn.Module:
+    inner = getattr(model, "_orig_mod", None)
+    if isinstance(inner, nn.Module) and type(model).__name__ == "OptimizedModule":
+        return inner
+    return model
+
+
+def _check_options(
+    model: object, optimizer: object, sample_every: object, history: object, step_on: object
+) -> None:
+    if not isinstance(model, nn.Module):
+        msg = f"watch() needs an nn.Module to watch, got {describe(model)}."
+        raise GradprobeTypeError(msg)
+    if optimizer is not None and not callable(getattr(optimizer, "register_step_post_hook", None)):
+        msg = (
+            f"watch(optimizer=...) needs a torch.optim.Optimizer (for update ratios), got "
+            f"{describe(optimizer)}."
+        )
+        raise GradprobeTypeError(msg)
+    for name, value in (("sample_every", sample_every), ("history", history)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            msg = f"watch({name}=...) must be a positive int, got {describe(value)}."
+            raise GradprobeValueError(msg)
+    if step_on not in _STEP_ON:
+        msg = (
+            f"watch(step_on=...) must be one of {', '.join(map(repr, _STEP_ON))}, got {step_on!r}."
+        )
+        raise GradprobeValueError(msg)
+    if step_on == "optimizer" and optimizer is None:
+        msg = "watch(step_on='optimizer') counts optimizer.step() calls: pass optimizer=... too."
+        raise GradprobeValueError(msg)
+
+
+def _check_thresholds(exploding: object, vanishing: object, dead_relu: object) -> Thresholds:
+    for name, value in (("exploding", exploding), ("vanishing", vanishing)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            msg = f"watch({name}=...) must be a positive number (a gradient norm), got {describe(value)}."
+            raise GradprobeValueError(msg)
+    assert isinstance(exploding, (int, float)) and isinstance(vanishing, (int, float))
+    if vanishing >= exploding:
+        msg = f"watch(vanishing={vanishing!r}) must be below exploding={exploding!r}."
+        raise GradprobeValueError(msg)
+    if (
+        isinstance(dead_relu, bool)
+        or not isinstance(dead_relu, (int, float))
+        or not 0 < dead_relu <= 1
+    ):
+        msg = f"watch(dead_relu=...) is a fraction of units in (0, 1], got {describe(dead_relu)}."
+        raise GradprobeValueError(msg)
+    return Thresholds(float(exploding), float(vanishing), float(dead_relu))
+
+
+def _select(
+    root: nn.Module, modules: ModuleSelector | Sequence[ModuleSelector] | None
+) -> list[tuple[str, nn.Module]]:
+    named = list(root.named_modules())
+    if modules is None:
+        return [
+            (name, module)
+            for name, module in named
+            if next(module.children(), None) is None
+            or any(p is not None for p in module._parameters.values())
+        ]
+    selectors: list[object] = [modules] if isinstance(modules, (str, type)) else list(modules)
+    for selector in selectors:
+        is_type = isinstance(selector, type) and issubclass(selector, nn.Module)
+        if not isinstance(selector, str) and not is_type:
+            msg = (
+                f"watch(modules=...) takes glob patterns on module names and nn.Module "
+                f"subclasses, got {describe(selector)}."
+            )
+            raise GradprobeTypeError(msg)
+    chosen = [
+        (name, module)
+        for name, module in named
+        if any(_matches(selector, name, module) for selector in selectors)
+    ]
+    for selector in selectors:
+        if not any(_matches(selector, name, module) for name, module in named):
+            sample = ", ".join(repr(name) for name, _ in named[1:6]) or "(none)"
+            what = selector if isinstance(selector, str) else getattr(selector, "__name__", "?")
+            msg = (
+                f"watch(modules=...): {what!r} matches no module of this "
+                f"{type(root).__name__}; names look like {sample}."
+            )
+            raise GradprobeValueError(msg)
+    return chosen
+
+
+def _matches(selector: object, name: str, module: nn.Module) -> bool:
+    if isinstance(selector, str):
+        return fnmatch.fnmatchcase(name, selector)
+    return isinstance(selector, type) and isinstance(module, selector)
+
+
+def _parameters(
+    root: nn.Module, chosen: Sequence[tuple[str, nn.Module]]
+) -> tuple[list[str], list[str]]:
+    """Names (model order, first name of tied parameters) of the parameters owned directly
+    by the chosen modules, and the owner of each."""
+    owners = {id(module): name for name, module in chosen}
+    by_name = dict(root.named_modules())
+    names: list[str] = []
+    owner_names: list[str] = []
+    for name, _ in root.named_parameters():
+        owner = name.rpartition(".")[0]
+        module = by_name.get(owner)
+        if module is not None and id(module) in owners:
+            names.append(name)
+            owner_names.append(owner)
+    return names, owner_names
+
+
+def _forward_sources(chosen: Sequence[tuple[str, nn.Module]]) -> dict[str, Location]:
+    """Where each user-defined module's forward is: the ``created`` line of its outputs."""
+    found: dict[str, Location] = {}
+    for name, module in chosen:
+        code = getattr(type(module).forward, "__code__", None)
+        if code is None or not is_user_file(code.co_filename):
+            continue
+        filename = code.co_filename
+        if not filename.startswith("<"):
+            filename = str(Path(filename).resolve())
+        found[name] = Location(
+            file=filename,
+            line=code.co_firstlineno,
+            role="created",
+            function=f"{type(module).__name__}.forward",
+            text=linecache.getline(code.co_filename, code.co_firstlineno).strip() or None,
+        )
+    return found
