@@ -365,8 +365,9 @@ def test_bad_marker_arguments_fail_the_test_at_setup(pytester: pytest.Pytester) 
 
 
 def test_marker_watch_and_fixture_watch(pytester: pytest.Pytester) -> None:
+    # Not "test_watch": in-process pytester would clash with tests/test_watch.py's module.
     pytester.makepyfile(
-        test_watch="""
+        test_plugin_watch_case="""
         import pytest
         import torch
         from torch import nn
