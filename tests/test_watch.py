@@ -624,3 +624,33 @@ def test_first_nan_is_exact_after_folding_steps_of_varying_layouts(kind: str) ->
     assert found[code].details["step"] == bad_step
     assert found[code].details["name"] == "floor"  # the first watched output after the poison
     assert len(session.history) == 1
+
+
+def test_a_report_or_an_export_copies_to_the_host_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradprobe.watch import _stats
+
+    copies = []
+    real = _stats.to_host
+
+    def counting(tensors: list[torch.Tensor]) -> list[list[float]]:
+        copies.append(len(tensors))
+        return real(tensors)
+
+    monkeypatch.setattr(_stats, "to_host", counting)
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with watch(model, optimizer=opt, sample_every=2, history=3) as session:
+        for _ in range(6):
+            opt.zero_grad()
+            model(torch.randn(4, 3)).sum().backward()
+            opt.step()
+        assert copies == []  # nothing waited for the device during training
+        session.report(Console(file=io.StringIO()))
+        assert len(copies) == 1
+        session.to_json()
+        assert len(copies) == 2
+    assert len(copies) == 3  # close()
+    session.report(Console(file=io.StringIO()))
+    session.to_json()
+    session.gradient_flow()
+    assert len(copies) == 3  # closed: everything is on the host already

@@ -22,17 +22,18 @@ FORMAT = 1
 def session_dict(session: WatchSession) -> dict[str, Any]:
     """``{"format", "options", "open", "steps", "notes", "findings", "gradient_flow",
     "history"}``, JSON-ready."""
-    history = session.history
+    view = session._snapshot()  # one host copy for everything below
+    history = view.records
     data = {
         "format": FORMAT,
         "options": session.options(),
         "open": session.open,
         "steps": session.steps,
         "notes": list(session.notes),
-        "findings": [finding.to_dict() for finding in session.findings()],
+        "findings": [finding.to_dict() for finding in session._findings_of(view)],
         "gradient_flow": [
             {"parameter": name, "mean_abs": json_number(mean), "max_abs": json_number(top)}
-            for name, mean, top in session.gradient_flow()
+            for name, mean, top in session._flow_of(history)
         ],
         "history": [record.to_dict() for record in history],
     }

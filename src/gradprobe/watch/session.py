@@ -172,7 +172,7 @@ class WatchSession:
         >>> with watch(model) as session:
         ...     model(torch.randn(4, 3)).sum().backward()
         >>> [record.label for record in session.history[0].activations]
-        ['0', '1']
+        ['(input)', '0', '1']
         >>> session
         <WatchSession closed: 1 step, 2 modules, 2 parameters>
     """
@@ -814,7 +814,9 @@ class WatchSession:
 
     def findings(self) -> list[Finding]:
         """What watch found so far (GP201-GP205, GP107), most severe first."""
-        view = self._snapshot()
+        return self._findings_of(self._snapshot())
+
+    def _findings_of(self, view: _View) -> list[Finding]:
         return watch_findings(
             records=view.records,
             hits=view.hits,
@@ -841,7 +843,10 @@ class WatchSession:
             >>> session.gradient_flow()
             [('weight', 2.0, 3.0), ('bias', 1.0, 1.0)]
         """
-        for record in reversed(self.history):
+        return self._flow_of(self.history)
+
+    def _flow_of(self, records: Sequence[StepRecord]) -> list[tuple[str, float, float]]:
+        for record in reversed(records):
             grads = {
                 name: stats
                 for name, stats in record.parameter_grads.items()
@@ -899,7 +904,7 @@ class WatchSession:
             steps=self._steps,
             sample_every=self._sample_every,
             records=view.records,
-            findings=tuple(self.findings()),
+            findings=tuple(self._findings_of(view)),
             notes=self.notes,
         )
 
