@@ -940,20 +940,13 @@ def patches(mode: RecorderMode) -> Iterator[None]:
 
 def _leaves_below(tensor: torch.Tensor, limit: int = 100_000) -> list[int]:
     """ids of the leaf tensors (AccumulateGrad variables) the graph of ``tensor`` reaches."""
-    graph_root = tensor.grad_fn
-    if graph_root is None:
+    if tensor.grad_fn is None:
         return []
-    _trace(tensor, max_nodes=limit)  # wraps and protects the nodes this walk touches
-    seen = {graph_root}
-    stack = [graph_root]
-    found: list[int] = []
-    while stack and len(seen) < limit:
-        node = stack.pop()
-        variable = getattr(node, "variable", None)
-        if isinstance(variable, torch.Tensor):
-            found.append(id(variable))
-        for child, _ in node.next_functions:
-            if child is not None and child not in seen:
-                seen.add(child)
-                stack.append(child)
-    return found
+    from gradprobe.check import _live_nodes  # the walk check() already does, in trace order
+
+    graph = _trace(tensor, max_nodes=limit)  # wraps and protects the nodes walked below
+    return [
+        id(node.variable)
+        for node in _live_nodes([tensor], len(graph.nodes))
+        if isinstance(getattr(node, "variable", None), torch.Tensor)
+    ]

@@ -189,20 +189,24 @@ def _module_entries(module: torch.nn.Module, owner: str) -> Iterator[HookEntry]:
     kwargs_fwd = module._forward_hooks_with_kwargs
     always = module._forward_hooks_always_called
     for key, fn in module._forward_hooks.items():
-        flags = tuple(
-            flag
-            for flag, present in (
-                ("with_kwargs", key in kwargs_fwd),
-                ("always_call", key in always),
-            )
-            if present
-        )
-        yield _entry(owner, "forward", fn, flags)
+        yield _entry(owner, "forward", fn, _forward_flags(key, kwargs_fwd, always))
     for fn in module._backward_pre_hooks.values():
         yield _entry(owner, "backward_pre", fn)
     legacy = module._is_full_backward_hook is False
     for fn in module._backward_hooks.values():
         yield _entry(owner, "backward_legacy" if legacy else "backward", fn)
+
+
+def _forward_flags(key: int, with_kwargs: Any, always_called: Any) -> tuple[str, ...]:
+    """The registration flags of forward hook ``key`` (module or global registry)."""
+    return tuple(
+        flag
+        for flag, present in (
+            ("with_kwargs", key in with_kwargs),
+            ("always_call", key in always_called),
+        )
+        if present
+    )
 
 
 def _global_entries() -> Iterator[HookEntry]:
@@ -212,15 +216,7 @@ def _global_entries() -> Iterator[HookEntry]:
     kwargs_fwd = torch_module._global_forward_hooks_with_kwargs
     always = torch_module._global_forward_hooks_always_called
     for key, fn in torch_module._global_forward_hooks.items():
-        flags = tuple(
-            flag
-            for flag, present in (
-                ("with_kwargs", key in kwargs_fwd),
-                ("always_call", key in always),
-            )
-            if present
-        )
-        yield _entry(owner, "global_forward", fn, flags)
+        yield _entry(owner, "global_forward", fn, _forward_flags(key, kwargs_fwd, always))
     for fn in torch_module._global_backward_pre_hooks.values():
         yield _entry(owner, "global_backward_pre", fn)
     legacy = torch_module._global_is_full_backward_hook is False
