@@ -374,6 +374,44 @@ def test_first_nan_in_forward(tmp_path: Path) -> None:
     }
 
 
+def test_first_nan_in_forward_names_the_running_module(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return torch.log(self.lin(x) - 100)
+
+        model = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.Tanh(), Block()))
+        loss = model(torch.randn(3, 4)).sum()
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP201"]
+    assert finding.module == "1.1"
+    assert "in module '1.1' (Block)" in finding.message
+    assert causes(findings, "GP201") == [line_of(text, "torch.log")]
+
+
+def test_first_nan_outside_modules_names_no_module(tmp_path: Path) -> None:
+    findings, _, _ = run(
+        tmp_path,
+        """
+        import torch
+        x = torch.zeros(3, requires_grad=True)
+        loss = (x / x).sum()
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP201"]
+    assert finding.module is None and "module" not in finding.message
+
+
 def test_nan_gradient_from_unselected_where_branch(tmp_path: Path) -> None:
     findings, text, _ = run(
         tmp_path,

@@ -442,6 +442,13 @@ def _zeroed(events: Events) -> list[Finding]:
     ]
 
 
+def _in_module(module: tuple[str, str] | None) -> str:
+    if module is None:
+        return ""
+    name, kind = module
+    return f" in module '{name}' ({kind})" if name else f" in the {kind} model's own forward"
+
+
 def _nan_findings(events: Events) -> list[Finding]:
     found: list[Finding] = []
     nan, inf = events.first_nan, events.first_inf
@@ -454,7 +461,9 @@ def _nan_findings(events: Events) -> list[Finding]:
                 "GP201",
                 message=(
                     f"The first NaN of the forward pass came from {nan.op} at "
-                    f"{_where(nan.line)} (output shape {nan.shape})"
+                    f"{_where(nan.line)}"
+                    + _in_module(nan.module)
+                    + f" (output shape {nan.shape})"
                     + (
                         f"; an infinity appeared earlier, from {inf.op} at {_where(inf.line)}"
                         if inf is not None and inf.order < nan.order
@@ -463,6 +472,7 @@ def _nan_findings(events: Events) -> list[Finding]:
                     + "."
                 ),
                 node=nan.op,
+                module=nan.module[0] or nan.module[1] if nan.module else None,
                 locations=_locations(*pairs),
             )
         )

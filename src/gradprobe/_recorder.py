@@ -132,6 +132,7 @@ class NonFinite:
     op: str
     nan: bool
     shape: tuple[int, ...]
+    module: tuple[str, str] | None = None  # ("encoder.linear1", "Linear"); "" for the top
 
 
 @dataclass(slots=True)
@@ -637,7 +638,9 @@ class RecorderMode(TorchFunctionMode):
         nan = bool(torch.isnan(out).any())
         if line is False:
             line = _user_line(sys._getframe(2))
-        event = NonFinite(next(self.order), line, _names(func), nan, tuple(out.shape))
+        event = NonFinite(
+            next(self.order), line, _names(func), nan, tuple(out.shape), _running_module()
+        )
         if nan:
             events.first_nan = event
         if events.first_inf is None and (not nan or bool(torch.isinf(out).any())):
@@ -792,6 +795,31 @@ def _warn_from_user(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
                 registry=frame.f_globals.setdefault("__warningregistry__", {}),
             )
     return result
+
+
+def _running_module() -> tuple[str, str] | None:
+    """The innermost nn.Module whose method is on the call stack, as (its name in the
+    outermost one, its class): ``("1.lin", "Linear")``. Found once, when a NaN turns up,
+    so no module hook is needed for it."""
+    running: list[torch.nn.Module] = []
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self") if frame.f_code.co_varnames[:1] == ("self",) else None
+        if (
+            isinstance(owner, torch.nn.Module)
+            and not _is_ours(frame.f_code)
+            and (not running or running[-1] is not owner)
+        ):
+            running.append(owner)
+        frame = frame.f_back
+    if not running:
+        return None
+    inner, outer = running[0], running[-1]
+    kind = type(inner).__name__
+    for name, module in outer.named_modules():
+        if module is inner:
+            return name, kind
+    return "", kind
 
 
 def _finite(tensor: torch.Tensor) -> bool:
