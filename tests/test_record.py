@@ -447,6 +447,88 @@ def test_running_total_keeps_graphs_alive(tmp_path: Path) -> None:
     assert finding.details["iterations_chained"] == 4
 
 
+@pytest.mark.parametrize("cell", ["GRU", "LSTM"])
+def test_hidden_state_kept_by_retain_graph_blames_the_carry(tmp_path: Path, cell: str) -> None:
+    # The classic "add retain_graph=True to silence the error" truncated-BPTT bug: the
+    # step then breaks the old graph's saved weights. The step is not the line to change.
+    findings, text, _ = run(
+        tmp_path,
+        f"""
+        import torch
+        from torch import nn
+        rnn = nn.{cell}(8, 16, batch_first=True)
+        head = nn.Linear(16, 1)
+        opt = torch.optim.SGD([*rnn.parameters(), *head.parameters()], lr=0.01)
+        state = None
+        for step in range(4):
+            out, state = rnn(torch.randn(4, 5, 8), state)
+            loss = head(out[:, -1]).pow(2).mean()
+            opt.zero_grad()
+            loss.backward(retain_graph=True)
+            opt.step()
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP112"]
+    assert roles(finding)["cause"] == [
+        line_of(text, "out, state = rnn("),
+        line_of(text, "retain_graph=True"),
+    ]
+    assert not [f for f in findings if f.code == "GP109"], "the step is a symptom here"
+
+
+def test_feature_cached_outside_the_loop_with_retain_graph(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        encoder = torch.nn.Sequential(torch.nn.Linear(6, 6), torch.nn.Tanh(), torch.nn.Linear(6, 6))
+        head = torch.nn.Linear(6, 1)
+        opt = torch.optim.Adam([*encoder.parameters(), *head.parameters()])
+        features = encoder(torch.randn(8, 6)).tanh()
+        for epoch in range(3):
+            loss = head(features).pow(2).mean()
+            opt.zero_grad()
+            loss.backward(retain_graph=True)
+            opt.step()
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP112"]
+    assert roles(finding)["cause"] == [
+        line_of(text, "features = encoder"),
+        line_of(text, "retain_graph=True"),
+    ]
+
+
+def test_second_loss_after_a_step_in_straight_line_code_blames_the_step(
+    tmp_path: Path,
+) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        out = model(torch.randn(16, 4))
+        out.pow(2).mean().backward(retain_graph=True)
+        opt.step()
+        out.abs().mean().backward()
+        """,
+    )
+    assert causes(findings, "GP109") == [line_of(text, "opt.step()")]
+    assert not [f for f in findings if f.code == "GP112"]
+
+
+def test_every_output_of_a_multi_output_op_is_recorded() -> None:
+    # torch 2.13 has no node-creation hook: nodes are found from each call's outputs, and
+    # a GRU's hidden state (made before its output) must be found too.
+    gru = torch.nn.GRU(3, 4)
+    with record() as rec:
+        out, hidden = gru(torch.randn(2, 1, 3))
+    for tensor in (out, hidden):
+        node = tensor.grad_fn
+        assert (node.name(), node._sequence_nr()) in rec.events.nodes
+
+
 def test_zero_grad_inside_accumulation_window(tmp_path: Path) -> None:
     findings, text, _ = run(
         tmp_path,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import linecache
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +96,14 @@ def join_lines(events: Events, given: Sequence[Finding], graph: Graph) -> list[F
             findings.append(finding)
             continue
         first = writes[0]
-        code = "GP109" if first.in_optimizer or finding.code == "GP109" else "GP101"
         assert record is not None
+        carried = _carried_graph(events, record, first)
+        if carried is not None:
+            if ("GP112", carried.location) not in merged:
+                merged[("GP112", carried.location)] = len(findings)
+                findings.append(carried.finding(node.name, record, first, finding))
+            continue
+        code = "GP109" if first.in_optimizer or finding.code == "GP109" else "GP101"
         key = (code, first.line)
         extra = (
             f" It was overwritten at {_where(first.line)} by {first.op}"
@@ -132,6 +138,93 @@ def join_lines(events: Events, given: Sequence[Finding], graph: Graph) -> list[F
             )
         )
     return findings
+
+
+@dataclass(frozen=True, slots=True)
+class _Carried:
+    """A graph from an earlier iteration, kept by ``retain_graph=True``, that this
+    iteration's graph was built on."""
+
+    retained: Backward  # the earlier backward that kept it
+    old: NodeRecord  # the last node of the old graph that the new one uses
+    new: NodeRecord  # the first node of the new graph built on it
+
+    @property
+    def location(self) -> SourceLine | None:
+        return self.old.line
+
+    def finding(self, name: str, record: NodeRecord, write: Write, base: Finding) -> Finding:
+        by = f"{write.op}" + (" inside optimizer.step()" if write.in_optimizer else "")
+        reused = (
+            f"line {self.new.line[1]} builds this iteration's graph on it"
+            if self.new.line is not None and self.new.line != self.old.line
+            else "this iteration's graph is built on it there"
+        )
+        message = (
+            f"This backward reached into the graph of an earlier iteration: the tensor "
+            f"made at {_where(self.old.line)} still carries that graph, and {reused}. "
+            f"backward(retain_graph=True) at {_where(self.retained.line)} kept the old graph "
+            f"alive instead of freeing it, so every backward runs through all earlier "
+            f"iterations again. Since then {by} at {_where(write.line)} overwrote a tensor "
+            f"that {name} saved at {_where(record.line)}, which is why backward fails. "
+            "Detach what you carry across iterations (h = h.detach()) and drop "
+            "retain_graph=True."
+        )
+        # The carried tensor and the retain_graph=True; the join line only if they coincide.
+        causes = [self.old.line, self.retained.line, self.new.line]
+        unique = list(dict.fromkeys(line for line in causes if line is not None))[:2]
+        return make_finding(
+            "GP112",
+            message=message,
+            tensor=base.tensor,
+            node=name,
+            locations=_locations(
+                *((line, "cause") for line in unique),
+                (record.line, "saved"),
+            )
+            + [loc for loc in base.locations if loc.role == "error"],
+            details={**dict(base.details), "write_op": write.op, "retained_by": "backward"},
+        )
+
+
+def _carried_graph(events: Events, record: NodeRecord, write: Write) -> _Carried | None:
+    """Was ``record`` part of a graph an earlier ``backward(retain_graph=True)`` kept, that
+    a later forward pass extended? Walks up the recorded consumers to the join."""
+    retained = next(
+        (
+            b
+            for b in events.backwards
+            if b.error is None and b.retain_graph and record.order < b.order < write.order
+        ),
+        None,
+    )
+    if retained is None:
+        return None
+    nodes = events.nodes
+    seen = {id(record)}
+    frontier = [record]
+    while frontier and len(seen) < 200_000:
+        step: list[NodeRecord] = []
+        for old in frontier:
+            for key in old.consumers:
+                new = nodes.get(key)
+                if new is None or id(new) in seen:
+                    continue
+                if new.order > retained.order:
+                    if not _ran_before(events, new.line, retained.order):
+                        return None  # a second backward in straight-line code, no loop
+                    return _Carried(retained, old, new)
+                seen.add(id(new))
+                step.append(new)
+        frontier = step
+    return None
+
+
+def _ran_before(events: Events, line: SourceLine | None, order: int) -> bool:
+    """Did ``line`` make a node before ``order``: is it in a loop body that ran again?"""
+    return line is not None and any(
+        record.line == line for record in events.nodes.values() if record.order < order
+    )
 
 
 def silent_findings(events: Events, roots: Sequence[torch.Tensor]) -> list[Finding]:
@@ -404,7 +497,8 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
 
 def _kept_alive(events: Events) -> list[Finding]:
     found: list[Finding] = []
-    for line, count in events.kept_alive.items():
+    for line, backwards in events.kept_alive.items():
+        count = len(backwards)
         if count < 2:
             continue
         found.append(

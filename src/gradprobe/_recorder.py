@@ -164,7 +164,8 @@ class Events:
     suspicious: bool = False
     nan_grads: list[tuple[int, str, tuple[int, ...], bool]] = field(default_factory=list)
     last_backward: int = -1  # order of the last backward that completed
-    kept_alive: dict[SourceLine, int] = field(default_factory=dict)  # line -> times chained
+    # line -> the backwards (orders) whose graphs it chained onto
+    kept_alive: dict[SourceLine, set[int]] = field(default_factory=dict)
     zeroings: list[SourceLine | None] = field(default_factory=list)  # grads dropped unused
     grads_pending: bool = False  # a backward filled grads that no optimizer step used yet
     steps: int = 0
@@ -429,16 +430,21 @@ class RecorderMode(TorchFunctionMode):
             if made is not None:
                 for leaf in new_leaves:
                     events.first_use[leaf] = (made.name(), made._sequence_nr())
+        start = top = self.mark
         for out in _tensors(result) if many else (outputs,):
             assert out is not None
             fn = out.grad_fn
             if fn is not None:
                 # With the node-creation hook the node is already recorded (-1 skips it).
                 sequence = -1 if self.hooked else fn._sequence_nr()
-                if sequence >= self.mark and (fn.name(), sequence) not in events.nodes:
+                if sequence >= start and (fn.name(), sequence) not in events.nodes:
                     if line is False:
                         line = _user_line(sys._getframe(1))
+                    # Every output is walked from the mark the call started at: a GRU's
+                    # hidden state was made before its output, below the new mark.
+                    self.mark = start
                     self._discover(fn, line)
+                    top = max(top, self.mark)
             elif grad_in and not out.requires_grad:
                 if line is False:
                     line = _user_line(sys._getframe(1))
@@ -470,6 +476,7 @@ class RecorderMode(TorchFunctionMode):
                 and out.is_floating_point()
             ):
                 self._nan(func, out, line)
+        self.mark = max(self.mark, top)
         if self.taint:
             line = self._spread(func, args, result, many, line)
         return result
@@ -577,7 +584,7 @@ class RecorderMode(TorchFunctionMode):
                         and line is not None
                         and record.line == line
                     ):  # `total += loss`: this line extends a graph already backpropagated
-                        events.kept_alive[line] = events.kept_alive.get(line, 0) + 1
+                        events.kept_alive.setdefault(line, set()).add(events.last_backward)
                 elif child_sequence >= mark:
                     stack.append((child, key))
                 if child_sequence // _BAND != band:

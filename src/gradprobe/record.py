@@ -260,12 +260,18 @@ def _with_cause(finding: Finding) -> Finding:
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
     seen: set[tuple[str, tuple[tuple[str, int, str], ...]]] = set()
+    carried: set[tuple[str, int]] = set()  # GP112 causes already explained
     out: list[Finding] = []
     for finding in findings:
         key = (finding.code, tuple((l.file, l.line, l.role) for l in finding.locations))
         if key in seen:
             continue
         seen.add(key)
+        if finding.code == "GP112":
+            causes = {(l.file, l.line) for l in finding.locations if l.role == "cause"}
+            if causes and causes <= carried:
+                continue  # the end-of-run count of a chain a backward error already named
+            carried |= causes
         out.append(finding)
     return out
 
