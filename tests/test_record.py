@@ -354,6 +354,48 @@ def test_constant_loss_term_names_the_argmax(tmp_path: Path) -> None:
     }
 
 
+def test_grad_of_a_pruned_weight_names_the_pruning(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        from torch.nn.utils import prune
+        model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+        prune.l1_unstructured(model[0], name="weight", amount=0.5)
+        model(torch.randn(4, 8)).pow(2).mean().backward()
+        print(model[0].weight.grad)
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP106"]
+    assert roles(finding)["cause"] == [
+        line_of(text, "print(model[0].weight.grad)"),
+        line_of(text, "prune.l1_unstructured"),
+    ]
+    assert finding.parameter == "weight_orig" and "weight_orig.grad" in finding.message
+
+
+def test_grad_of_a_parametrized_weight_names_the_parametrization(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        from torch.nn.utils.parametrizations import weight_norm
+        layer = weight_norm(nn.Linear(4, 3))
+        layer(torch.randn(2, 4)).sum().backward()
+        grad = layer.weight.grad
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP106"]
+    assert roles(finding)["cause"] == [
+        line_of(text, "grad = layer.weight.grad"),
+        line_of(text, "layer = weight_norm("),
+    ]
+    assert finding.parameter is not None
+    assert finding.parameter.startswith("parametrizations.weight.original")
+
+
 def test_first_nan_in_forward(tmp_path: Path) -> None:
     findings, text, _ = run(
         tmp_path,
@@ -632,11 +674,16 @@ def test_clean_script_has_no_findings(tmp_path: Path) -> None:
 
 def _registries() -> dict[str, object]:
     module = torch.nn.modules.module
+    from torch.nn.utils import parametrize, prune
     from torch.optim import optimizer
 
     return {
         "setattr": torch.Tensor.__dict__.get("__setattr__"),
         "parameter_new": torch.nn.Parameter.__dict__["__new__"],
+        "no_grad": torch.no_grad.__dict__["__enter__"],
+        "grad_scaler": torch.amp.GradScaler.__dict__["scale"],
+        "prune_apply": prune.BasePruningMethod.__dict__["apply"],
+        "parametrize": parametrize.register_parametrization,
         "forward_pre": dict(module._global_forward_pre_hooks),
         "forward": dict(module._global_forward_hooks),
         "backward": dict(module._global_backward_hooks),

@@ -19,7 +19,16 @@ from typing import Any
 
 import torch
 
-from gradprobe._recorder import Backward, Events, NodeKey, NodeRecord, SourceLine, Write
+from gradprobe._recorder import (
+    Backward,
+    Events,
+    GradRead,
+    NodeKey,
+    NodeRecord,
+    Reparam,
+    SourceLine,
+    Write,
+)
 from gradprobe.check import FREED_ERROR, check, parse_version_error
 from gradprobe.findings import Finding, Location, LocationRole, make_finding
 from gradprobe.graph import Graph
@@ -626,6 +635,9 @@ def _grad_reads(events: Events) -> list[Finding]:
         record = events.nodes.get(read.node) if read.node is not None else None
         made = record.line if record is not None else None
         op = read.node[0] if read.node else "an operation"
+        if read.reparam is not None:
+            found.append(_reparam_read(read, read.reparam, op))
+            continue
         found.append(
             make_finding(
                 "GP106",
@@ -643,6 +655,29 @@ def _grad_reads(events: Events) -> list[Finding]:
             )
         )
     return found
+
+
+def _reparam_read(read: GradRead, reparam: Reparam, op: str) -> Finding:
+    return make_finding(
+        "GP106",
+        message=(
+            f".grad was read at {_where(read.line)} on `{reparam.tensor}` (shape "
+            f"{read.shape}) of a module reparametrised by {reparam.how} at "
+            f"{_where(reparam.line)}: since then `{reparam.tensor}` is recomputed from the "
+            f"parameter `{reparam.name}` in every forward pass ({op}), so it is not a leaf "
+            f"and its .grad stays None. Read `{reparam.name}.grad` instead"
+            + (
+                f", or call prune.remove(module, {reparam.tensor!r}) to make "
+                f"`{reparam.tensor}` a plain parameter again."
+                if reparam.how == "pruning"
+                else ", or remove the parametrization (parametrize.remove_parametrizations)."
+            )
+        ),
+        node=op,
+        parameter=reparam.name,
+        locations=_locations((read.line, "cause"), (reparam.line, "cause")),
+        details={"shape": list(read.shape), "reparametrised_by": reparam.how},
+    )
 
 
 def _mixes(events: Events) -> list[Finding]:

@@ -123,6 +123,18 @@ class GradRead:
     line: SourceLine | None
     node: NodeKey | None
     shape: tuple[int, ...]
+    reparam: Reparam | None = None  # the tensor is recomputed from this parameter
+
+
+@dataclass(slots=True, frozen=True)
+class Reparam:
+    """A parameter a module's tensor is recomputed from in each forward (pruning's
+    ``weight_orig``, a parametrization's ``original``), and the line that set it up."""
+
+    line: SourceLine | None
+    name: str  # "weight_orig", "parametrizations.weight.original"
+    tensor: str  # the recomputed attribute: "weight"
+    how: str  # "pruning", "a parametrization"
 
 
 @dataclass(slots=True, frozen=True)
@@ -166,6 +178,7 @@ class Events:
     last_backward: int = -1  # order of the last backward that completed
     # line -> the backwards (orders) whose graphs it chained onto
     kept_alive: dict[SourceLine, set[int]] = field(default_factory=dict)
+    reparams: dict[int, Reparam] = field(default_factory=dict)  # id(parameter) ->
     zeroings: list[SourceLine | None] = field(default_factory=list)  # grads dropped unused
     grads_pending: bool = False  # a backward filled grads that no optimizer step used yet
     steps: int = 0
@@ -404,6 +417,7 @@ class RecorderMode(TorchFunctionMode):
                             line,
                             (node.name(), node._sequence_nr()),
                             tuple(tensor.shape),
+                            _reparam_below(node, events.reparams) if events.reparams else None,
                         )
                     )
             return result
@@ -804,6 +818,21 @@ def _warn_from_user(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     return result
 
 
+def _reparam_below(node: Any, reparams: dict[int, Reparam], limit: int = 64) -> Reparam | None:
+    """The reparametrised parameter a few nodes below ``node``, if any."""
+    queue, seen = deque([node]), {id(node)}
+    while queue and len(seen) < limit:
+        current = queue.popleft()
+        variable = getattr(current, "variable", None)
+        if variable is not None and id(variable) in reparams:
+            return reparams[id(variable)]
+        for child, _ in current.next_functions:
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                queue.append(child)
+    return None
+
+
 def _running_module() -> tuple[str, str] | None:
     """The innermost nn.Module whose method is on the call stack, as (its name in the
     outermost one, its class): ``("1.lin", "Linear")``. Found once, when a NaN turns up,
@@ -951,6 +980,7 @@ def patches(mode: RecorderMode) -> Iterator[None]:
 
             undo.append(restore_context)
 
+        undo.extend(_reparam_patches(events))
         # AMP: a GradScaler skips steps whose gradients overflowed, on purpose.
         scaler_class = getattr(getattr(torch, "amp", None), "GradScaler", None)
         if scaler_class is not None:
@@ -971,6 +1001,55 @@ def patches(mode: RecorderMode) -> Iterator[None]:
         for step in reversed(undo):
             with contextlib.suppress(Exception):
                 step()
+
+
+def _reparam_patches(events: Events) -> list[Callable[[], None]]:
+    """Note where pruning and parametrizations turn a parameter into a tensor recomputed
+    in every forward (its ``.grad`` stays None); returns the undo steps."""
+    from torch.nn.utils import parametrize, prune
+
+    undo: list[Callable[[], None]] = []
+    base = prune.BasePruningMethod
+    previous_apply = base.__dict__["apply"]  # a classmethod (an outer recording's, nested)
+
+    def apply(cls: Any, module: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+        method = previous_apply.__func__(cls, module, name, *args, **kwargs)
+        orig = module._parameters.get(f"{name}_orig")
+        if orig is not None and id(orig) not in events.reparams:
+            line = _user_line(sys._getframe(1))
+            events.reparams[id(orig)] = Reparam(line, f"{name}_orig", name, "pruning")
+        return method
+
+    base.apply = classmethod(apply)  # type: ignore[method-assign,assignment]
+
+    def restore_apply() -> None:
+        base.apply = previous_apply  # type: ignore[method-assign]
+
+    undo.append(restore_apply)
+    previous_register = parametrize.register_parametrization
+
+    def register(module: Any, tensor_name: str, *args: Any, **kwargs: Any) -> Any:
+        result = previous_register(module, tensor_name, *args, **kwargs)
+        with contextlib.suppress(AttributeError, KeyError, TypeError):
+            holder = module.parametrizations[tensor_name]
+            line = _user_line(sys._getframe(1))
+            for name, param in holder.named_parameters(recurse=False):
+                if id(param) not in events.reparams:
+                    events.reparams[id(param)] = Reparam(
+                        line,
+                        f"parametrizations.{tensor_name}.{name}",
+                        tensor_name,
+                        "a parametrization",
+                    )
+        return result
+
+    parametrize.register_parametrization = register
+
+    def restore_register() -> None:
+        parametrize.register_parametrization = previous_register
+
+    undo.append(restore_register)
+    return undo
 
 
 def _leaves_below(tensor: torch.Tensor, limit: int = 100_000) -> list[int]:
