@@ -901,3 +901,56 @@ def test_shared_cases_are_diagnosed() -> None:
     )
     last = done.stdout.strip().splitlines()[-1]
     assert last == f"diagnosed {len(numbers)}/{len(numbers)} cases; false findings 0", done.stdout
+
+
+def test_embedding_with_padding_idx_records_cleanly(tmp_path: Path) -> None:
+    # Embedding zeroes its padding row through a view made under no_grad; reading that
+    # view's grad_fn raises, and the recorder used to let the error escape into the script.
+    findings, _, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        emb = nn.Embedding(10, 4, padding_idx=0)
+        loss = emb(torch.tensor([[0, 1, 2]])).sum()
+        loss.backward()
+        assert emb.weight.grad is not None and emb.weight.grad[0].abs().sum() == 0
+        """,
+    )
+    assert status == 0
+    assert [f.code for f in findings] == []
+
+
+def test_reading_a_stale_saved_tensor_does_not_hang(tmp_path: Path) -> None:
+    # Unpacking a saved view that an optimizer step overwrote: torch sets the private
+    # `_backward_hooks` from C++ while it holds the node's lock, and the recorder used to
+    # read the tensor's grad_fn there and wait on that lock forever.
+    script = tmp_path / "stale_read.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import torch
+            from torch import nn
+
+            lin = nn.Linear(4, 4)
+            opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+            out = lin(torch.randn(2, 4, requires_grad=True))
+            out.pow(2).sum().backward(retain_graph=True)
+            opt.step()
+            try:
+                out.grad_fn._saved_mat2
+            except RuntimeError as error:
+                print("refused:", "modified by an inplace operation" in str(error))
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "gradprobe", "diagnose", str(script)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "refused: True" in done.stdout

@@ -28,6 +28,7 @@ from gradprobe._recorder import (
     Reparam,
     SourceLine,
     Write,
+    _grad_fn,
 )
 from gradprobe.check import FREED_ERROR, check, parse_version_error
 from gradprobe.findings import Finding, Location, LocationRole, make_finding
@@ -81,7 +82,7 @@ def _writes_after(events: Events, record: NodeRecord, storage: int) -> list[Writ
 def stale_findings(events: Events, roots: Sequence[torch.Tensor]) -> list[Finding]:
     """GP101/GP109 for saved tensors overwritten since they were saved, with the writing
     line as the cause (from :func:`gradprobe.check`, joined with the recorded writes)."""
-    wanted = [root for root in roots if root.grad_fn is not None]
+    wanted = [root for root in roots if _grad_fn(root) is not None]
     if not wanted:
         return []
     report = check(*wanted, lines=False)
@@ -239,7 +240,7 @@ def _ran_before(events: Events, line: SourceLine | None, order: int) -> bool:
 def silent_findings(events: Events, roots: Sequence[torch.Tensor]) -> list[Finding]:
     """GP108: saved memory overwritten through an alias that does not share the version
     counter (``.data``, numpy), so backward will not notice and uses the new values."""
-    wanted = [root for root in roots if root.grad_fn is not None]
+    wanted = [root for root in roots if _grad_fn(root) is not None]
     if not wanted:
         return []
     graph = trace(*wanted)
@@ -402,7 +403,7 @@ def scalar_backward(events: Events, error: BaseException) -> list[Finding]:
 
 
 def _freed(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> list[Finding]:
-    wanted = [root for root in roots if root.grad_fn is not None]
+    wanted = [root for root in roots if _grad_fn(root) is not None]
     if not wanted:
         return []
     graph = trace(*wanted)

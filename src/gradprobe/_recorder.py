@@ -230,7 +230,7 @@ _RISKY = frozenset(
 _NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "record_stream"})
 
 # Kinds of call, cached per function object.
-_PLAIN, _INPLACE, _SETITEM, _BACKWARD, _AUTOGRAD_GRAD, _GRAD_READ, _SCALAR = range(7)
+_PLAIN, _INPLACE, _SETITEM, _BACKWARD, _AUTOGRAD_GRAD, _GRAD_READ, _SCALAR, _PRIVATE = range(8)
 _kinds: dict[Any, int] = {}
 
 
@@ -244,6 +244,10 @@ def _kind(func: Any) -> int:
     name = _names(func)
     if func == _GRAD_GET:
         kind = _GRAD_READ
+    elif name in ("__get__", "__set__") and _names(getattr(func, "__self__", None)).startswith("_"):
+        # torch's own private attributes (``_backward_hooks``, set from C++ while it unpacks
+        # a saved variable and holds the node's lock): touching the tensor here deadlocks.
+        kind = _PRIVATE
     elif func in _BACKWARDS:
         kind = _BACKWARD
     elif func is _GRAD:
@@ -300,6 +304,19 @@ def _version(tensor: torch.Tensor) -> int | None:
         return None
 
 
+def _grad_fn(tensor: torch.Tensor) -> Any:
+    """``tensor.grad_fn``, or None where reading it raises.
+
+    A view made under ``no_grad`` whose base was then written in place refuses to rebuild
+    its ``grad_fn`` (``nn.Embedding(padding_idx=...)`` makes one while it initialises);
+    that is the user's tensor's business, not a reason for the recorder to fail.
+    """
+    try:
+        return tensor.grad_fn
+    except RuntimeError:
+        return None
+
+
 def _storage(tensor: torch.Tensor) -> int:
     try:
         return tensor.untyped_storage().data_ptr()
@@ -349,6 +366,8 @@ class RecorderMode(TorchFunctionMode):
         if _is_ours(caller.f_code):  # gradprobe's own work (watch statistics, trace)
             return func(*args, **kwargs)
         kind = _kind(func)
+        if kind == _PRIVATE:
+            return func(*args, **kwargs)
         if self.pending:  # made outside any torch call we saw: the best line is this one
             self._take_pending(_user_line(sys._getframe(1)))
         if kind in (_BACKWARD, _AUTOGRAD_GRAD):
@@ -378,7 +397,7 @@ class RecorderMode(TorchFunctionMode):
                 tensor_in = True
                 if arg.requires_grad:
                     grad_in = True
-                    if arg.grad_fn is None:
+                    if _grad_fn(arg) is None:
                         ident = id(arg)
                         if ident not in self.leaves.entries:
                             self.leaves.set(arg, None)
@@ -408,9 +427,9 @@ class RecorderMode(TorchFunctionMode):
         if kind == _GRAD_READ:
             if result is None and args and isinstance(args[0], torch.Tensor):
                 tensor = args[0]
-                if tensor.grad_fn is not None and not tensor.retains_grad:
+                node = _grad_fn(tensor)
+                if node is not None and not tensor.retains_grad:
                     line = _user_line(sys._getframe(1)) if line is False else line
-                    node = tensor.grad_fn
                     events.grad_reads.append(
                         GradRead(
                             next(self.order),
@@ -440,14 +459,14 @@ class RecorderMode(TorchFunctionMode):
                 line = _user_line(sys._getframe(1))
             self._take_pending(line)
         if new_leaves is not None:
-            made = result.grad_fn if isinstance(result, torch.Tensor) else None
+            made = _grad_fn(result) if isinstance(result, torch.Tensor) else None
             if made is not None:
                 for leaf in new_leaves:
                     events.first_use[leaf] = (made.name(), made._sequence_nr())
         start = top = self.mark
         for out in _tensors(result) if many else (outputs,):
             assert out is not None
-            fn = out.grad_fn
+            fn = _grad_fn(out)
             if fn is not None:
                 # With the node-creation hook the node is already recorded (-1 skips it).
                 sequence = -1 if self.hooked else fn._sequence_nr()
@@ -474,7 +493,7 @@ class RecorderMode(TorchFunctionMode):
                     self.cut_storages[_storage(out)] = cut
                 for arg in args:
                     for tensor in _tensors(arg):
-                        made_by = tensor.grad_fn
+                        made_by = _grad_fn(tensor)
                         if made_by is not None:
                             events.cut_inputs[(made_by.name(), made_by._sequence_nr())] = cut
             elif not tensor_in and self.cut_storages and not out.requires_grad:
@@ -518,7 +537,7 @@ class RecorderMode(TorchFunctionMode):
                 version_before=was,
                 version_after=now,
                 shape=tuple(target.shape),
-                is_leaf=target.grad_fn is None,
+                is_leaf=_grad_fn(target) is None,
                 requires_grad=target.requires_grad,
                 in_optimizer=self.in_optimizer > 0,
                 grad_enabled=torch.is_grad_enabled(),
@@ -700,7 +719,7 @@ class RecorderMode(TorchFunctionMode):
         roots = list(_tensors(roots_arg))
         keys: list[NodeKey | None] = []
         for root in roots:
-            fn = root.grad_fn
+            fn = _grad_fn(root)
             keys.append(None if fn is None else (fn.name(), fn._sequence_nr()))
         position = 3 if kind == _AUTOGRAD_GRAD else 2  # retain_graph's place in args
         retain = kwargs.get("retain_graph", args[position] if len(args) > position else None)
@@ -927,7 +946,7 @@ def patches(mode: RecorderMode) -> Iterator[None]:
             param = parameter_new(cls, data, requires_grad)
             line = _user_line(sys._getframe(1))
             events.parameter_lines[id(param)] = line
-            if isinstance(data, torch.Tensor) and data.grad_fn is not None:
+            if isinstance(data, torch.Tensor) and _grad_fn(data) is not None:
                 ident = mode._cut(new_parameter, "parameter", line)
                 for leaf in _leaves_below(data):
                     events.rewrapped[leaf] = events.cuts[ident]
@@ -1054,7 +1073,7 @@ def _reparam_patches(events: Events) -> list[Callable[[], None]]:
 
 def _leaves_below(tensor: torch.Tensor, limit: int = 100_000) -> list[int]:
     """ids of the leaf tensors (AccumulateGrad variables) the graph of ``tensor`` reaches."""
-    if tensor.grad_fn is None:
+    if _grad_fn(tensor) is None:
         return []
     from gradprobe.check import _live_nodes  # the walk check() already does, in trace order
 
