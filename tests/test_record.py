@@ -75,6 +75,39 @@ def test_inplace_write_on_saved_tensor_names_the_write(tmp_path: Path) -> None:
     assert roles(finding)["error"] == [line_of(text, "backward()")]
 
 
+def test_inplace_module_write_names_the_call_and_where_the_module_was_built(
+    tmp_path: Path,
+) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.skip = nn.Linear(4, 4)
+                self.act = nn.ReLU(inplace=True)
+
+            def forward(self, x):
+                s = self.skip(x)
+                return self.act(x) + s
+
+        stem = nn.Linear(4, 4)
+        Block()(stem(torch.randn(2, 4))).sum().backward()
+        """,
+    )
+    assert status == 1
+    (finding,) = [f for f in findings if f.code == "GP101"]
+    assert roles(finding)["cause"] == [
+        line_of(text, "return self.act(x)"),
+        line_of(text, "nn.ReLU(inplace=True)"),
+    ]
+    assert roles(finding)["saved"] == [line_of(text, "s = self.skip(x)")]
+    assert "built with inplace=True" in finding.message
+
+
 def test_optimizer_step_between_forward_and_backward(tmp_path: Path) -> None:
     findings, text, _ = run(
         tmp_path,
@@ -680,6 +713,7 @@ def _registries() -> dict[str, object]:
     return {
         "setattr": torch.Tensor.__dict__.get("__setattr__"),
         "parameter_new": torch.nn.Parameter.__dict__["__new__"],
+        "module_init": torch.nn.Module.__dict__["__init__"],
         "no_grad": torch.no_grad.__dict__["__enter__"],
         "grad_scaler": torch.amp.GradScaler.__dict__["scale"],
         "prune_apply": prune.BasePruningMethod.__dict__["apply"],

@@ -118,6 +118,11 @@ def join_lines(events: Events, given: Sequence[Finding], graph: Graph) -> list[F
         extra = (
             f" It was overwritten at {_where(first.line)} by {first.op}"
             + (" inside optimizer.step()" if first.in_optimizer else "")
+            + (
+                f" (a module built with inplace=True at {_where(first.module_line)})"
+                if first.module_line is not None
+                else ""
+            )
             + f", after {node.name} saved it at {_where(record.line)}."
         )
         if key in merged:  # the same write broke several saved tensors: say it once
@@ -137,7 +142,11 @@ def join_lines(events: Events, given: Sequence[Finding], graph: Graph) -> list[F
                 hint=base.hint,
                 message=finding.message + extra,
                 locations=(
-                    *_locations((first.line, "cause"), (record.line, "saved")),
+                    *_locations(
+                        (first.line, "cause"),
+                        (first.module_line, "cause"),
+                        (record.line, "saved"),
+                    ),
                     *finding.locations,
                 ),
                 details={

@@ -91,6 +91,9 @@ class Write:
     requires_grad: bool
     in_optimizer: bool
     grad_enabled: bool
+    # where the module doing the write was built, when it writes because it was built with
+    # inplace=True (nn.ReLU(inplace=True)): that argument is what the user should change
+    module_line: SourceLine | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -171,6 +174,7 @@ class Events:
     backwards: list[Backward] = field(default_factory=list)
     typos: list[tuple[SourceLine | None, str, str]] = field(default_factory=list)
     parameter_lines: dict[int, SourceLine | None] = field(default_factory=dict)
+    module_lines: dict[int, SourceLine | None] = field(default_factory=dict)  # id(module) ->
     rewrapped: dict[int, Cut] = field(default_factory=dict)  # id(leaf param) -> cut
     saved_storages: set[int] = field(default_factory=set)
     suspicious: bool = False
@@ -541,8 +545,22 @@ class RecorderMode(TorchFunctionMode):
                 requires_grad=target.requires_grad,
                 in_optimizer=self.in_optimizer > 0,
                 grad_enabled=torch.is_grad_enabled(),
+                module_line=self._inplace_module_line() if events.module_lines else None,
             )
         )
+
+    def _inplace_module_line(self) -> SourceLine | None:
+        """Where the module writing now was built, if it writes because of ``inplace=True``."""
+        frame: FrameType | None = sys._getframe(2)
+        for _ in range(8):  # the module's forward is a few frames above the torch call
+            if frame is None:
+                break
+            if frame.f_code.co_varnames[:1] == ("self",):
+                owner = frame.f_locals.get("self")
+                if isinstance(owner, torch.nn.Module) and getattr(owner, "inplace", False) is True:
+                    return self.events.module_lines.get(id(owner))
+            frame = frame.f_back
+        return None
 
     def created(self, node: Any) -> None:
         """The node-creation hook (torch >= 2.14): keep the node until its call returns."""
@@ -958,6 +976,23 @@ def patches(mode: RecorderMode) -> Iterator[None]:
             torch.nn.Parameter.__new__ = parameter_slot  # type: ignore[method-assign]
 
         undo.append(restore_parameter)
+
+        # Module construction: where an nn.ReLU(inplace=True) that later overwrites a saved
+        # tensor was built.
+        module_init = torch.nn.Module.__init__  # an outer recording's, when nested
+        module_slot = torch.nn.Module.__dict__["__init__"]
+
+        def init_module(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
+            module_init(self, *args, **kwargs)
+            if len(events.module_lines) < _MAX_EVENTS:
+                events.module_lines[id(self)] = _user_line(sys._getframe(1))
+
+        torch.nn.Module.__init__ = init_module  # type: ignore[method-assign]
+
+        def restore_module_init() -> None:
+            torch.nn.Module.__init__ = module_slot  # type: ignore[method-assign]
+
+        undo.append(restore_module_init)
 
         # Optimizer steps: writes made inside one are updates, not accidents.
         from torch.optim.optimizer import (
