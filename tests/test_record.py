@@ -150,8 +150,8 @@ def test_backward_through_graph_freed_by_earlier_iteration(tmp_path: Path) -> No
         """,
     )
     (finding,) = [f for f in findings if f.code == "GP103"]
-    assert roles(finding)["cause"] == [line_of(text, "part = shared")]
-    assert roles(finding)["created"] == [line_of(text, "shared = ")]
+    assert roles(finding)["cause"] == [line_of(text, "shared = ")]
+    assert "computed once, outside the loop" in finding.message
 
 
 def test_backward_twice_blames_the_first_backward(tmp_path: Path) -> None:
@@ -988,3 +988,45 @@ def test_reading_a_stale_saved_tensor_does_not_hang(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "refused: True" in done.stdout
+
+
+def test_value_computed_once_before_the_loop_blames_where_it_is_computed(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        encoder, head = nn.Linear(8, 8), nn.Linear(8, 2)
+        features = encoder(torch.randn(4, 8)).relu()
+        for step in range(3):
+            loss = head(features).pow(2).mean()
+            loss.backward()
+        """,
+    )
+    assert status == 1
+    (finding,) = [f for f in findings if f.code == "GP103"]
+    assert roles(finding)["cause"] == [line_of(text, "features = encoder")]
+    assert "computed once, outside the loop" in finding.message
+
+
+def test_two_losses_from_one_forward_blame_the_first_backward(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 3))
+        out = model(torch.randn(4, 8))
+        ce = nn.functional.cross_entropy(out, torch.tensor([0, 1, 2, 0]))
+        reg = out.pow(2).mean()
+        ce.backward()
+        reg.backward()
+        """,
+    )
+    assert status == 1
+    (finding,) = [f for f in findings if f.code == "GP103"]
+    assert roles(finding)["cause"] == [line_of(text, "ce.backward()")]
+    assert roles(finding)["created"] == [line_of(text, "out = model(")]
+    assert "retain_graph=True to the first backward()" in finding.message

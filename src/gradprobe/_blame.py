@@ -436,20 +436,47 @@ def _freed(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> li
     if boundary is not None:
         shared = events.nodes[boundary]
         first = outside[0]
+        users = [events.nodes[c] for c in shared.consumers if c in inside and c in events.nodes]
+        root_records = [events.nodes.get(key) for key in event.roots if key is not None]
         message = (
             f"This backward reached {boundary[0]} (made at {_where(shared.line)}), which an "
             f"earlier backward already ran through and freed: it was also used at "
             f"{_where(first.line)} in a graph that was backpropagated"
             + (f" at {_where(earlier.line)}" if earlier is not None else "")
-            + ". Detach it where it is reused (.detach()), or recompute it for each backward."
+            + "."
         )
+        cause = first.line
+        if earlier is not None and any(
+            root is not None and root.order < earlier.order for root in root_records
+        ):
+            # Two losses built from one forward, then backpropagated one after the other:
+            # the first backward is the one that must keep the graph.
+            cause = earlier.line
+            message += (
+                " This loss was built before that backward ran, from the same forward pass:"
+                " pass retain_graph=True to the first backward(), or add the losses and call"
+                " backward() once."
+            )
+        elif first.line is not None and any(user.line == first.line for user in users):
+            # The same line used it in both graphs: a value computed once, before a loop,
+            # and reused on every iteration. Where it is computed is what must change.
+            cause = shared.line
+            message += (
+                " The same line uses it on every iteration: it was computed once, outside"
+                " the loop. Compute it inside the loop, or detach it where it is made if"
+                " what made it should not be trained."
+            )
+        else:
+            message += (
+                " Detach it where it is reused (.detach()), or recompute it for each backward."
+            )
         return [
             make_finding(
                 "GP103",
                 message=message,
                 node=boundary[0],
                 locations=_locations(
-                    (first.line, "cause"),
+                    (cause, "cause"),
                     (shared.line, "created"),
                     (earlier.line if earlier else None, "read"),
                 ),
