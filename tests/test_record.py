@@ -720,6 +720,7 @@ def _registries() -> dict[str, object]:
         "parametrize": parametrize.register_parametrization,
         "forward_pre": dict(module._global_forward_pre_hooks),
         "forward": dict(module._global_forward_hooks),
+        "forward_always": dict(module._global_forward_hooks_always_called),
         "backward": dict(module._global_backward_hooks),
         "step_pre": dict(optimizer._global_optimizer_pre_hooks),
         "step_post": dict(optimizer._global_optimizer_post_hooks),
@@ -1030,3 +1031,55 @@ def test_two_losses_from_one_forward_blame_the_first_backward(tmp_path: Path) ->
     assert roles(finding)["cause"] == [line_of(text, "ce.backward()")]
     assert roles(finding)["created"] == [line_of(text, "out = model(")]
     assert "retain_graph=True to the first backward()" in finding.message
+
+
+def test_state_carried_through_a_module_blames_the_loop_line_that_passes_it(
+    tmp_path: Path,
+) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        class Cell(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.i2h, self.h2h, self.out = nn.Linear(4, 8), nn.Linear(8, 8), nn.Linear(8, 1)
+
+            def forward(self, x, h):
+                h = torch.tanh(self.i2h(x) + self.h2h(h))
+                return self.out(h), h
+
+        model = Cell()
+        h = torch.zeros(2, 8)
+        for step in range(3):
+            y, h = model(torch.randn(2, 4), h)
+            loss = y.pow(2).mean()
+            loss.backward()
+        """,
+    )
+    assert status == 1
+    (finding,) = [f for f in findings if f.code == "GP103"]
+    assert roles(finding)["cause"] == [line_of(text, "y, h = model(")]
+    assert roles(finding)["created"] == [line_of(text, "h = torch.tanh(")]
+    assert "state from the previous iteration" in finding.message
+
+
+def test_state_carried_at_top_level_blames_the_line_that_reuses_it(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+
+        w = torch.randn(8, 8, requires_grad=True)
+        h = torch.zeros(1, 8)
+        for step in range(3):
+            h = torch.tanh(torch.randn(1, 8) + h @ w)
+            h.pow(2).sum().backward()
+        """,
+    )
+    assert status == 1
+    (finding,) = [f for f in findings if f.code == "GP103"]
+    assert roles(finding)["cause"] == [line_of(text, "h = torch.tanh(")]
+    assert "state from the previous iteration" in finding.message

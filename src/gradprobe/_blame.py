@@ -457,6 +457,25 @@ def _freed(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> li
                 " pass retain_graph=True to the first backward(), or add the losses and call"
                 " backward() once."
             )
+        elif (
+            earlier is not None
+            and shared.line is not None
+            and users
+            and any(
+                record.line == shared.line and record.order > earlier.order
+                for record in reversed(events.nodes.values())
+            )
+        ):
+            # The line that made it ran again after that backward: it is state from the
+            # previous iteration (an RNN's hidden state), carried into this one. The line
+            # that carries it is the one to change.
+            user = min(users, key=lambda r: r.order)
+            cause = user.outer_line or user.line
+            message += (
+                f" It is state from the previous iteration (line {shared.line[1]} has run"
+                f" again since), carried into this one at {_where(cause)}: detach it there"
+                " (h = h.detach()) so each iteration backpropagates through its own graph."
+            )
         elif first.line is not None and any(user.line == first.line for user in users):
             # The same line used it in both graphs: a value computed once, before a loop,
             # and reused on every iteration. Where it is computed is what must change.

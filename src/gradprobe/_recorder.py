@@ -74,6 +74,9 @@ class NodeRecord:
     op: str
     saves: dict[str, tuple[int, int]]  # slot -> (version at save, storage address)
     consumers: list[NodeKey] = field(default_factory=list)
+    # the line that called the outermost module running when this node was made (the
+    # `y, h = model(x, h)` of a loop), when it was made inside a module's forward
+    outer_line: SourceLine | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -348,6 +351,8 @@ class RecorderMode(TorchFunctionMode):
         # [recorder]); record() installs it and sets `hooked`. Nodes wait here until the
         # torch call that made them returns and its line is known.
         self.hooked = False
+        self.outer_module = 0  # id of the outermost module running, set by record()'s hooks
+        self.outer_line: SourceLine | None = None  # and the line that called it
         self.pending: list[Any] = []
         self.backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None
         self.backward_hook = None
@@ -615,6 +620,7 @@ class RecorderMode(TorchFunctionMode):
                 key[0],
                 saves,
                 [parent] if parent is not None else [],
+                self.outer_line,
             )
             if self.check_nan and key[0] in _RISKY and events.nan_node is None:
                 node.register_hook(self._nan_watch(key))

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ import torch
 
 from gradprobe import _blame
 from gradprobe._probe import Probe, probe_factories
-from gradprobe._recorder import Backward, Events, RecorderMode, patches
+from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
 from gradprobe.errors import GradprobeError
 from gradprobe.explain import explain_error
 from gradprobe.findings import Finding
@@ -93,8 +94,18 @@ class Recording:
 
             def seen(module: torch.nn.Module, _args: Any) -> None:
                 modules.add(module)
+                if not mode.outer_module:  # the outermost call: note the line making it
+                    mode.outer_module = id(module)
+                    mode.outer_line = _user_line(sys._getframe(1))
+
+            def done(module: torch.nn.Module, _args: Any, _output: Any) -> None:
+                if mode.outer_module == id(module):
+                    mode.outer_module = 0
+                    mode.outer_line = None
 
             handle = torch.nn.modules.module.register_module_forward_pre_hook(seen)
+            stack.callback(handle.remove)
+            handle = torch.nn.modules.module.register_module_forward_hook(done, always_call=True)
             stack.callback(handle.remove)
             for factory in probe_factories():
                 probe = factory()
