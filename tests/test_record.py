@@ -589,7 +589,8 @@ def test_second_loss_after_a_step_in_straight_line_code_blames_the_step(
         out.abs().mean().backward()
         """,
     )
-    assert causes(findings, "GP109") == [line_of(text, "opt.step()")]
+    # The step, and the loss built after it from the output of the forward before it.
+    assert causes(findings, "GP109") == [line_of(text, "out.abs()"), line_of(text, "opt.step()")]
     assert not [f for f in findings if f.code == "GP112"]
 
 
@@ -1083,3 +1084,30 @@ def test_state_carried_at_top_level_blames_the_line_that_reuses_it(tmp_path: Pat
     (finding,) = [f for f in findings if f.code == "GP103"]
     assert roles(finding)["cause"] == [line_of(text, "h = torch.tanh(")]
     assert "state from the previous iteration" in finding.message
+
+
+def test_loss_built_after_the_step_from_old_outputs_names_that_line(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        G, D = nn.Linear(4, 8), nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        opt_d = torch.optim.Adam(D.parameters())
+        bce = nn.BCEWithLogitsLoss()
+        d_out = D(G(torch.randn(8, 4)))
+        loss_d = bce(d_out, torch.zeros(8, 1))
+        loss_d.backward(retain_graph=True)
+        opt_d.step()
+        loss_g = bce(d_out, torch.ones(8, 1))
+        loss_g.backward()
+        """,
+    )
+    assert status == 1
+    assert [f.code for f in findings] == ["GP109"]  # not also GP101 from the error text
+    assert roles(findings[0])["cause"] == [
+        line_of(text, "loss_g = "),
+        line_of(text, "opt_d.step()"),
+    ]
+    assert "built after that step" in findings[0].message

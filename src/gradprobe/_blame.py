@@ -79,6 +79,23 @@ def _writes_after(events: Events, record: NodeRecord, storage: int) -> list[Writ
     return [w for w in events.writes if w.storage == storage and w.order > record.order]
 
 
+def _stale_consumer(events: Events, graph: Graph, write: Write) -> NodeRecord | None:
+    """The first node of ``graph`` made after ``write`` from a value made before it: a loss
+    built after ``optimizer.step()`` from an output of the forward pass before the step."""
+    records = [events.nodes.get((node.name, node.sequence_nr or -1)) for node in graph.nodes]
+    found: NodeRecord | None = None
+    for edge in graph.edges:
+        parent, child = records[edge.src], records[edge.dst]
+        if (
+            parent is not None
+            and child is not None
+            and parent.order > write.order > child.order
+            and (found is None or parent.order < found.order)
+        ):
+            found = parent
+    return found
+
+
 def stale_findings(events: Events, roots: Sequence[torch.Tensor]) -> list[Finding]:
     """GP101/GP109 for saved tensors overwritten since they were saved, with the writing
     line as the cause (from :func:`gradprobe.check`, joined with the recorded writes)."""
@@ -133,6 +150,12 @@ def join_lines(events: Events, given: Sequence[Finding], graph: Graph) -> list[F
             continue
         merged[key] = len(findings)
         base = make_finding(code) if code != finding.code else finding
+        reuse = _stale_consumer(events, graph, first) if first.in_optimizer else None
+        if reuse is not None:
+            extra += (
+                f" The loss was built after that step, at {_where(reuse.line)}, from outputs"
+                " of the forward pass before it: compute them again after the step."
+            )
         findings.append(
             replace(
                 finding,
@@ -143,6 +166,7 @@ def join_lines(events: Events, given: Sequence[Finding], graph: Graph) -> list[F
                 message=finding.message + extra,
                 locations=(
                     *_locations(
+                        (reuse.line if reuse is not None else None, "cause"),
                         (first.line, "cause"),
                         (first.module_line, "cause"),
                         (record.line, "saved"),

@@ -208,7 +208,8 @@ class Recording:
         if error is not None and isinstance(error, Exception):
             findings[:0] = _blame.scalar_backward(self.events, error)
             explained = explain_error(error)
-            if explained is not None and not any(f.code == explained.code for f in findings):
+            same = _EXPLAINS_SAME.get(explained.code, {explained.code}) if explained else set()
+            if explained is not None and not any(f.code in same for f in findings):
                 findings.insert(0, _with_cause(explained))
         return _dedupe(findings)
 
@@ -267,6 +268,12 @@ def _with_cause(finding: Finding) -> Finding:
             replace(loc, role="cause") if loc.role == "error" else loc for loc in finding.locations
         ),
     )
+
+
+# An error explained from its text alone adds nothing when the recording already explained
+# it with lines: a version-counter error is GP101, GP109 (an optimizer step) or GP112 (a
+# graph carried across iterations).
+_EXPLAINS_SAME = {"GP101": {"GP101", "GP109", "GP112"}}
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
