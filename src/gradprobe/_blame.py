@@ -154,7 +154,9 @@ def join_lines(events: Events, given: Sequence[Finding], graph: Graph) -> list[F
         if reuse is not None:
             extra += (
                 f" The loss was built after that step, at {_where(reuse.line)}, from outputs"
-                " of the forward pass before it: compute them again after the step."
+                " of the forward pass before it: compute them again after the step, or"
+                " .detach() them if this loss should not train what made them (an"
+                " actor-critic advantage)."
             )
         findings.append(
             replace(
