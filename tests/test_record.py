@@ -1111,3 +1111,28 @@ def test_loss_built_after_the_step_from_old_outputs_names_that_line(tmp_path: Pa
         line_of(text, "opt_d.step()"),
     ]
     assert "built after that step" in findings[0].message
+
+
+def test_outputs_piled_up_with_their_graphs_are_named_at_the_end(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 4))
+        val_preds, kept, losses = [], [], []
+        for epoch in range(4):
+            loss = model(torch.randn(16, 8)).pow(2).mean()
+            loss.backward()
+            losses.append(loss)  # backpropagated: its activations are already freed
+            val_preds.append(model(torch.randn(16, 8)))
+            kept.append(model(torch.randn(16, 8)).detach())
+        """,
+    )
+    assert status == 0
+    (finding,) = [f for f in findings if f.code == "GP112"]
+    assert roles(finding)["cause"] == [line_of(text, "val_preds.append(")]
+    assert finding.details["variable"] == "val_preds"
+    assert finding.details["tensors"] == 4
+    assert "torch.no_grad()" in finding.message

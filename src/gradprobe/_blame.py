@@ -12,7 +12,7 @@ gradient.
 from __future__ import annotations
 
 import linecache
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from gradprobe.findings import Finding, Location, LocationRole, make_finding
 from gradprobe.graph import Graph
 from gradprobe.trace import trace
 
-__all__ = ["after_error", "before_backward", "final_findings", "location"]
+__all__ = ["after_error", "before_backward", "final_findings", "live_graphs", "location"]
 
 _NONSCALAR = "grad can be implicitly created only for scalar outputs"
 _NO_GRAD_FN = "does not require grad and does not have a grad_fn"
@@ -607,6 +607,63 @@ def _kept_alive(events: Events) -> list[Finding]:
             )
         )
     return found
+
+
+def live_graphs(events: Events, namespace: Mapping[str, Any]) -> list[Finding]:
+    """GP112 for tensors a script still holds at its end, several from one line, each with
+    an unfreed graph (``outputs.append(model(x))`` in an evaluation loop without
+    ``torch.no_grad()``): every iteration's activations stay in memory."""
+    held: dict[tuple[str, SourceLine], list[torch.Tensor]] = {}
+    for name, value in namespace.items():
+        if name.startswith("__"):
+            continue
+        for tensor in _held_tensors(value):
+            fn = _grad_fn(tensor)
+            record = events.nodes.get((fn.name(), fn._sequence_nr())) if fn is not None else None
+            line = (record.outer_line or record.line) if record is not None else None
+            if line is not None:
+                held.setdefault((name, line), []).append(tensor)
+    found: list[Finding] = []
+    for (name, line), tensors in held.items():
+        if len(tensors) < _HELD_MIN:
+            continue
+        graph = trace(tensors[-1], max_nodes=10_000)
+        saved = sum(len(node.saved) for node in graph.nodes if not node.freed)
+        if not saved:
+            continue  # backpropagated: only the small nodes stay, not the activations
+        found.append(
+            make_finding(
+                "GP112",
+                message=(
+                    f"At the end of the script `{name}` still holds {len(tensors)} tensors "
+                    f"made at {_where(line)}, each with the graph of its own forward pass "
+                    f"(the latest keeps {saved} saved tensors), which no backward() freed: "
+                    "every iteration's activations stay in memory. Compute them under "
+                    "torch.no_grad() if they are for evaluation, or keep .detach() (or "
+                    ".item()) of them."
+                ),
+                tensor=name,
+                locations=_locations((line, "cause")),
+                details={"variable": name, "tensors": len(tensors), "saved_tensors": saved},
+            )
+        )
+    return found
+
+
+_HELD_MIN = 3  # fewer is a last batch kept for printing, not a pile-up
+
+
+def _held_tensors(value: Any, depth: int = 3) -> Iterator[torch.Tensor]:
+    """Tensors that require grad inside ``value`` (lists, tuples and dicts, a few levels)."""
+    if isinstance(value, torch.Tensor):
+        if value.requires_grad:
+            yield value
+    elif depth and isinstance(value, (list, tuple, dict)):
+        items = value.values() if isinstance(value, dict) else value
+        for count, item in enumerate(items):
+            if count >= 100_000:
+                break
+            yield from _held_tensors(item, depth - 1)
 
 
 def _zeroed(events: Events) -> list[Finding]:

@@ -82,7 +82,9 @@ def diagnose_script(script: str | os.PathLike[str], args: Sequence[str] = ()) ->
     recording = record()
     try:
         with recording:
-            runpy.run_path(str(path), run_name="__main__")
+            namespace = runpy.run_path(str(path), run_name="__main__")
+            recording.inspect_globals(namespace)
+            del namespace
     except SystemExit as stop:
         error = stop
         exit_code = _exit_status(stop.code)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, final
@@ -231,6 +231,14 @@ class Recording:
         except Exception as problem:  # noqa: BLE001  (a partial run must not break the caller)
             found.append(_internal(problem))
         return _dedupe(found)
+
+    def inspect_globals(self, namespace: Mapping[str, Any]) -> None:
+        """Look at what a finished script still holds (``gradprobe diagnose`` passes its
+        globals): lists of outputs whose graphs were never freed (GP112)."""
+        try:
+            self.events.analyses.extend(_blame.live_graphs(self.events, namespace))
+        except Exception as problem:  # noqa: BLE001  (the script's own results come first)
+            self.events.analyses.append(_internal(problem))
 
     # -- output -----------------------------------------------------------------------------
 
