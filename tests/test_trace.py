@@ -13,6 +13,7 @@ import dataclasses
 import gc
 import json
 import pickle
+import time
 import types
 import weakref
 from collections import Counter, deque
@@ -956,6 +957,11 @@ def _chain_with_saved(steps: int) -> tuple[torch.Tensor, torch.Tensor, torch.Ten
 
 @pytest.mark.parametrize("steps", [10, 3 * _deepfree.BAND])
 def test_no_tensor_kept_alive(steps: int) -> None:
+    # Deep graphs of earlier tests on this worker may still wait in a reference cycle for
+    # the collector: count only what this test adds.
+    gc.collect()
+    _deepfree.drain(timeout=30)
+    baseline = _deepfree.held_count()
     x, middle, y = _chain_with_saved(steps)
     refs = [weakref.ref(t) for t in (x, middle, y)]
     graph = gradprobe.trace(y, names={"x": x})
@@ -967,9 +973,12 @@ def test_no_tensor_kept_alive(steps: int) -> None:
     assert refs[1]() is not None
     del x, y
     if deep:
-        assert _deepfree.drain(timeout=30)
+        deadline = time.monotonic() + 30
+        while _deepfree.held_count() > baseline and time.monotonic() < deadline:
+            _deepfree.release_free()
+            time.sleep(0.01)
     assert [ref() for ref in refs] == [None, None, None]
-    assert _deepfree.held_count() == 0
+    assert _deepfree.held_count() <= baseline
     assert len(graph) == steps + 2  # the Graph itself is still usable
 
 
