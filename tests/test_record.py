@@ -715,6 +715,7 @@ def _registries() -> dict[str, object]:
         "setattr": torch.Tensor.__dict__.get("__setattr__"),
         "parameter_new": torch.nn.Parameter.__dict__["__new__"],
         "module_init": torch.nn.Module.__dict__["__init__"],
+        "register_hook": torch.Tensor.__dict__["register_hook"],
         "no_grad": torch.no_grad.__dict__["__enter__"],
         "grad_scaler": torch.amp.GradScaler.__dict__["scale"],
         "prune_apply": prune.BasePruningMethod.__dict__["apply"],
@@ -1136,3 +1137,50 @@ def test_outputs_piled_up_with_their_graphs_are_named_at_the_end(tmp_path: Path)
     assert finding.details["variable"] == "val_preds"
     assert finding.details["tensors"] == 4
     assert "torch.no_grad()" in finding.message
+
+
+def test_features_from_inference_mode_blame_the_block(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        backbone, probe = nn.Linear(10, 32), nn.Linear(32, 3)
+        with torch.inference_mode():
+            feats = backbone(torch.randn(16, 10))
+        loss = probe(feats).sum()
+        """,
+    )
+    assert status == 1
+    (finding,) = [f for f in findings if f.code == "GP114"]
+    assert roles(finding) == {
+        "cause": [line_of(text, "inference_mode()")],
+        "created": [line_of(text, "feats = backbone")],
+        "error": [line_of(text, "loss = probe")],
+    }
+
+
+def test_hook_returning_a_wrong_shape_names_its_return(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+
+        kept = {}
+
+        def pool(grad):
+            kept["w"] = grad.mean(dim=1, keepdim=True)
+            return kept["w"]
+
+        x = torch.randn(2, 4, requires_grad=True)
+        act = x * 2
+        act.register_hook(pool)
+        act.sum().backward()
+        """,
+    )
+    assert status == 1
+    (finding,) = [f for f in findings if f.code == "GP307"]
+    assert roles(finding)["cause"] == [line_of(text, 'return kept["w"]')]
+    assert roles(finding)["registered"] == [line_of(text, "register_hook(pool)")]
+    assert finding.details == {"hook": "pool", "changed": "size"}

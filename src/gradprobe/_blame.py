@@ -12,6 +12,7 @@ gradient.
 from __future__ import annotations
 
 import linecache
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -342,7 +343,33 @@ def after_error(
         return _nonscalar(events, event, roots)
     if _NO_GRAD_FN in text:
         return _no_grad_fn(events, roots, taint)
+    hook = _HOOK_CHANGED.search(text)
+    if hook is not None:
+        return _hook_changed(events, hook[1], hook[2])
     return []
+
+
+_HOOK_CHANGED = re.compile(r"hook '([^']*)' has changed the (\w+) of value")
+
+
+def _hook_changed(events: Events, name: str, what: str) -> list[Finding]:
+    registered, returns = events.tensor_hooks.get(name, (None, None))
+    return [
+        make_finding(
+            "GP307",
+            message=(
+                f"The tensor hook {name!r}"
+                + (f" registered at {_where(registered)}" if registered else "")
+                + " returned"
+                + (f" (at {_where(returns)})" if returns else "")
+                + f" a gradient whose {what} differs from the one it was given, so"
+                " backward() stopped. A hook may only replace the gradient with one "
+                "like it; keep other results (a pooled map for Grad-CAM) in a variable."
+            ),
+            locations=_locations((returns, "cause"), (registered, "registered")),
+            details={"hook": name, "changed": what},
+        )
+    ]
 
 
 def _nonscalar(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> list[Finding]:
@@ -583,7 +610,33 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(_unused(events, modules))
     findings.extend(_kept_alive(events))
     findings.extend(_zeroed(events))
+    findings.extend(_inference_uses(events))
     return findings
+
+
+def _inference_uses(events: Events) -> list[Finding]:
+    if not events.inference_uses:
+        return []
+    line, idents = events.inference_uses[0]
+    cuts = [events.cuts[i] for i in idents if i in events.cuts]
+    block = next((cut.context for cut in cuts if cut.context is not None), None)
+    made = cuts[0].line if cuts else None
+    return [
+        make_finding(
+            "GP114",
+            message=(
+                f"The operation at {_where(line)} was given a tensor made under "
+                "torch.inference_mode()"
+                + (f" (the block at {_where(block)}" if block else "")
+                + (f", computed at {_where(made)})" if block and made else ")" if block else "")
+                + ". Inference tensors can never be saved for backward. Use torch.no_grad() "
+                "there instead, or .clone() the tensor after the block."
+            ),
+            locations=_locations(
+                (block or made or line, "cause"), (made, "created"), (line, "error")
+            ),
+        )
+    ]
 
 
 def _kept_alive(events: Events) -> list[Finding]:

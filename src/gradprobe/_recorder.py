@@ -36,6 +36,7 @@ import itertools
 import math
 import os
 import sys
+import textwrap
 import warnings
 import weakref
 from collections import OrderedDict, deque
@@ -195,6 +196,13 @@ class Events:
     exits: list[int] = field(default_factory=list)  # cuts whose values left torch (.numpy())
     nan_node: NodeKey | None = None  # first backward formula that made NaN/Inf from finite
     analyses: list[Any] = field(default_factory=list)  # findings made while running
+    # ops that refused an inference tensor: (line, cuts that made the tensor)
+    inference_uses: list[tuple[SourceLine | None, tuple[int, ...]]] = field(default_factory=list)
+    # Tensor.register_hook calls by the hook's __name__: (register line, the line the hook
+    # returns its new gradient from, or its def line)
+    tensor_hooks: dict[str, tuple[SourceLine | None, SourceLine | None]] = field(
+        default_factory=dict
+    )
 
 
 def _names(func: Any) -> str:
@@ -237,6 +245,7 @@ _RISKY = frozenset(
 _NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "record_stream"})
 
 # Kinds of call, cached per function object.
+_INFERENCE_SAVED = "Inference tensors cannot be saved for backward"
 _PLAIN, _INPLACE, _SETITEM, _BACKWARD, _AUTOGRAD_GRAD, _GRAD_READ, _SCALAR, _PRIVATE = range(8)
 _kinds: dict[Any, int] = {}
 
@@ -421,7 +430,12 @@ class RecorderMode(TorchFunctionMode):
         if kind == _GRAD_READ:
             result = _warn_from_user(func, args, kwargs)
         else:
-            result = func(*args, **kwargs)
+            try:
+                result = func(*args, **kwargs)
+            except RuntimeError as error:  # free unless raised
+                if _INFERENCE_SAVED in str(error):
+                    self._inference_use(args, kwargs)
+                raise
 
         line: Any = False  # a SourceLine (or None) once computed
         events = self.events
@@ -681,6 +695,16 @@ class RecorderMode(TorchFunctionMode):
         saves[slot] = (version, storage)
         if storage:
             self.events.saved_storages.add(storage)
+
+    def _inference_use(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """An op refused a tensor made under inference_mode: note it and where it was cut."""
+        cuts: set[int] = set()
+        for value in (*args, *kwargs.values()):
+            for tensor in _tensors(value):
+                if tensor.is_inference():
+                    cuts |= self.taint.get(tensor) or frozenset()
+        line = _user_line(sys._getframe(2))
+        self.events.inference_uses.append((line, tuple(sorted(cuts))))
 
     def _cut(self, func: Any, kind: str, line: SourceLine | None) -> int:
         op = _names(func)
@@ -1041,6 +1065,23 @@ def patches(mode: RecorderMode) -> Iterator[None]:
             undo.append(restore_context)
 
         undo.extend(_reparam_patches(events))
+        # Tensor hooks: errors name the hook function only ("hook 'f' has changed the size
+        # of value"); remember where each was registered and where it returns.
+        register_slot = torch.Tensor.__dict__["register_hook"]
+
+        def register_hook(self: torch.Tensor, hook: Any) -> Any:
+            handle = register_slot(self, hook)
+            if len(events.tensor_hooks) < _MAX_EVENTS:
+                name = getattr(hook, "__name__", None) or type(hook).__name__
+                events.tensor_hooks[name] = (_user_line(sys._getframe(1)), _return_line(hook))
+            return handle
+
+        torch.Tensor.register_hook = register_hook  # type: ignore[method-assign]
+
+        def restore_register_hook() -> None:
+            torch.Tensor.register_hook = register_slot  # type: ignore[method-assign]
+
+        undo.append(restore_register_hook)
         # AMP: a GradScaler skips steps whose gradients overflowed, on purpose.
         scaler_class = getattr(getattr(torch, "amp", None), "GradScaler", None)
         if scaler_class is not None:
@@ -1110,6 +1151,35 @@ def _reparam_patches(events: Events) -> list[Callable[[], None]]:
 
     undo.append(restore_register)
     return undo
+
+
+_returns: dict[CodeType, SourceLine | None] = {}
+
+
+def _return_line(function: Any) -> SourceLine | None:
+    """Where ``function`` returns a value, when it does so at one place; else its def line."""
+    code = getattr(function, "__code__", None)
+    if not isinstance(code, CodeType):
+        return None
+    if code not in _returns:
+        import ast
+        import inspect
+
+        line = code.co_firstlineno
+        try:
+            lines, start = inspect.getsourcelines(code)
+            tree = ast.parse(textwrap.dedent("".join(lines)))
+            found = [
+                node.lineno
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Return) and node.value is not None
+            ]
+            if len(found) == 1:
+                line = start + found[0] - 1
+        except (OSError, TypeError, SyntaxError):
+            pass
+        _returns[code] = (code.co_filename, line, code.co_name)
+    return _returns[code]
 
 
 def _leaves_below(tensor: torch.Tensor, limit: int = 100_000) -> list[int]:

@@ -406,6 +406,16 @@ _ALL = (
         "argmax, a soft mask instead of ==), or drop it if it is only a metric.",
     ),
     _code(
+        "GP114",
+        "inference_tensor_in_autograd",
+        "a tensor made under inference_mode was used in autograd",
+        "torch.inference_mode() makes inference tensors, which have no version counter and "
+        "can never be saved for backward: using one in a computation that builds a graph "
+        "(a layer that trains on precomputed features) raises an error.",
+        "Compute the tensor under torch.no_grad() instead of torch.inference_mode(), or "
+        "make a normal copy outside the block (feats = feats.clone()).",
+    ),
+    _code(
         "GP120",
         "parameter_grad_zero",
         "a parameter's gradient is zero everywhere",
@@ -530,6 +540,16 @@ _ALL = (
         "a dict (or other containers) are not wrapped, so the hook does not fire for them.",
         "Return a tuple of tensors from the hooked module, or hook the tensors themselves "
         "with Tensor.register_hook.",
+    ),
+    _code(
+        "GP307",
+        "hook_changed_gradient_shape",
+        "a tensor hook returned a gradient of the wrong shape or type",
+        "A hook registered with Tensor.register_hook may return a new gradient, which must "
+        "have the shape, dtype and device of the one it received; PyTorch stops backward "
+        "when it does not.",
+        "Return a tensor shaped like the hook's argument (or None to keep it unchanged); "
+        "store anything else you compute in the hook elsewhere.",
     ),
     # GP4xx: saliency
     _code(
