@@ -1184,3 +1184,23 @@ def test_hook_returning_a_wrong_shape_names_its_return(tmp_path: Path) -> None:
     assert roles(finding)["cause"] == [line_of(text, 'return kept["w"]')]
     assert roles(finding)["registered"] == [line_of(text, "register_hook(pool)")]
     assert finding.details == {"hook": "pool", "changed": "size"}
+
+
+def test_diagnose_prints_the_script_traceback_without_its_own_frames(tmp_path: Path) -> None:
+    script = tmp_path / "fails.py"
+    script.write_text("def load():\n    raise ValueError('no such file')\n\nload()\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "gradprobe", "diagnose", str(script)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert 'fails.py", line 4, in <module>' in done.stderr
+    assert 'fails.py", line 2, in load' in done.stderr
+    assert "ValueError: no such file" in done.stderr
+    assert "diagnose.py" not in done.stderr and "runpy" not in done.stderr
+    # Not a green tick: the script failed, and nothing autograd explains why.
+    assert "found nothing wrong" not in done.stderr
+    assert "gradprobe found no autograd problem behind it" in " ".join(done.stderr.split())

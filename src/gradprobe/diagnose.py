@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from gradprobe._source import is_user_file
 from gradprobe.errors import GradprobeValueError
 from gradprobe.findings import Finding
 from gradprobe.record import record
@@ -94,11 +95,39 @@ def diagnose_script(script: str | os.PathLike[str], args: Sequence[str] = ()) ->
     except BaseException as raised:  # noqa: BLE001  (the script's error is the result)
         error = raised
         exit_code = 1
-        traceback.print_exception(raised, file=sys.stderr)
+        _print_script_error(raised)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
     findings = tuple(recording.findings)
     return Diagnosis(str(path), tuple(args), exit_code, error, findings)
+
+
+def _print_script_error(error: BaseException) -> None:
+    """The script's traceback as ``python SCRIPT`` prints it: without the frames of
+    gradprobe and runpy that ran it (torch's own frames stay, as Python shows them)."""
+    report = traceback.TracebackException.from_exception(error)
+    seen: set[int] = set()
+    pending = [report]
+    while pending:
+        part = pending.pop()
+        if id(part) in seen:
+            continue
+        seen.add(id(part))
+        part.stack = traceback.StackSummary.from_list(
+            [frame for frame in part.stack if not _runner_frame(frame.filename)]
+        )
+        pending.extend(p for p in (part.__cause__, part.__context__) if p is not None)
+    sys.stderr.write("".join(report.format()))
+
+
+def _runner_frame(filename: str) -> bool:
+    if filename.startswith("<frozen runpy"):
+        return True
+    path = str(Path(filename).resolve())
+    return path.startswith(_OWN_DIR) and not is_user_file(path)
+
+
+_OWN_DIR = str(Path(__file__).resolve().parent) + os.sep
 
 
 def _exit_status(code: object) -> int:
@@ -126,7 +155,15 @@ def diagnose(
     result = diagnose_script(script, args)
     console = Console(file=stream or sys.stderr, highlight=False)
     console.rule(f"gradprobe diagnose {Path(result.script).name}")
-    console.print(findings_view(result.findings, ok_text="gradprobe found nothing wrong"))
+    failed = result.error is not None and result.exit_code != 0
+    if failed and not result.findings:
+        console.print(
+            f"The script failed ({type(result.error).__name__}, exit status "
+            f"{result.exit_code}); gradprobe found no autograd problem behind it.",
+            style="yellow",
+        )
+    else:
+        console.print(findings_view(result.findings, ok_text="gradprobe found nothing wrong"))
     if json_path is not None:
         Path(json_path).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
     return result.exit_code
