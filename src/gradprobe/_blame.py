@@ -432,14 +432,18 @@ def _no_grad_fn(
 
 
 def _cut_causes(cuts: Sequence[Any]) -> list[tuple[SourceLine | None, LocationRole]]:
-    """The lines to blame for cuts, at most two: a no_grad cut names the op and the line
-    that turned gradients off."""
+    """The lines to blame for cuts, at most two. A cut under no_grad blames the line that
+    turned gradients off; the op that ran there is where the value was ``created``."""
     pairs: list[tuple[SourceLine | None, LocationRole]] = []
+    made: list[tuple[SourceLine | None, LocationRole]] = []
     for cut in cuts:
-        for line in (cut.line, getattr(cut, "context", None)):
-            if line is not None and (line, "cause") not in pairs and len(pairs) < 2:
-                pairs.append((line, "cause"))
-    return pairs
+        context = getattr(cut, "context", None)
+        line = context if context is not None else cut.line
+        if line is not None and (line, "cause") not in pairs and len(pairs) < 2:
+            pairs.append((line, "cause"))
+            if context is not None and cut.line is not None:
+                made.append((cut.line, "created"))
+    return pairs + made
 
 
 def scalar_backward(events: Events, error: BaseException) -> list[Finding]:
