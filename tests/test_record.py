@@ -718,6 +718,7 @@ def _registries() -> dict[str, object]:
         "parameter_new": torch.nn.Parameter.__dict__["__new__"],
         "module_init": torch.nn.Module.__dict__["__init__"],
         "register_hook": torch.Tensor.__dict__["register_hook"],
+        "from_numpy": torch.from_numpy,
         "no_grad": torch.no_grad.__dict__["__enter__"],
         "grad_scaler": torch.amp.GradScaler.__dict__["scale"],
         "prune_apply": prune.BasePruningMethod.__dict__["apply"],
@@ -1206,3 +1207,47 @@ def test_diagnose_prints_the_script_traceback_without_its_own_frames(tmp_path: P
     # Not a green tick: the script failed, and nothing autograd explains why.
     assert "found nothing wrong" not in done.stderr
     assert "gradprobe found no autograd problem behind it" in " ".join(done.stderr.split())
+
+
+def test_term_computed_in_numpy_blames_the_round_trip(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+        w = torch.randn(5, requires_grad=True)
+        out = w * 2
+        d = np.diff(out.detach().numpy())
+        penalty = torch.from_numpy(d).pow(2).sum()
+        loss = out.pow(2).mean() + 10.0 * penalty
+        loss.backward()
+        """,
+    )
+    assert status == 0
+    (finding,) = [f for f in findings if f.code == "GP113"]
+    assert roles(finding)["cause"] == [line_of(text, "np.diff(")]
+    assert roles(finding)["read"] == [line_of(text, "loss = ")]
+
+
+def test_numpy_data_far_from_a_logged_value_is_not_blamed(tmp_path: Path) -> None:
+    findings, _, status = run(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+        w = torch.randn(5, requires_grad=True)
+        history = []
+        for step in range(3):
+            out = w * 2
+            history.append(out.detach().numpy().mean())
+
+            batch = np.ones(5, dtype=np.float32) * step
+            noise = torch.from_numpy(batch)
+            loss = (out + noise).pow(2).sum()
+            loss.backward()
+        """,
+    )
+    assert status == 0
+    assert [f.code for f in findings] == []

@@ -892,8 +892,9 @@ def _mixes(events: Events) -> list[Finding]:
             make_finding(
                 "GP113",
                 message=(
-                    f"At {_where(mix.line)} a term that carries no gradient was {mix.op}-ed "
-                    f"into a value that does: it was computed from {where}, which cut the "
+                    f"At {_where(mix.line)} a term that carries no gradient was combined "
+                    f"({mix.op}) with a value that does: it was computed from {where}, which "
+                    "cut the "
                     "graph, so this term changes the loss value but contributes nothing to "
                     "any gradient."
                 ),

@@ -320,6 +320,44 @@ def _version(tensor: torch.Tensor) -> int | None:
         return None
 
 
+_NEAR_LINES = 3
+
+
+def _just_after(exit_line: SourceLine | None, line: SourceLine | None) -> bool:
+    """``line`` follows ``exit_line`` closely in the same function: the values that left
+    torch there are most likely what comes back here."""
+    if exit_line is None or line is None:
+        return False
+    if exit_line[0] != line[0] or exit_line[2] != line[2]:
+        return False
+    distance = line[1] - exit_line[1]
+    if distance == 0:
+        return True
+    if not 0 < distance <= _NEAR_LINES:
+        return False
+    # `d = np.diff(x.detach().numpy())` then `torch.from_numpy(d)`: a name assigned there
+    # is read here (a batch loaded from numpy nearby is not the logged value)
+    return bool(_names_at(exit_line, store=True) & _names_at(line, store=False))
+
+
+def _names_at(line: SourceLine, *, store: bool) -> frozenset[str]:
+    """Names a one-line statement assigns (``store``) or reads; empty when it is not one."""
+    import ast
+    import linecache
+
+    text = linecache.getline(line[0], line[1]).strip()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return frozenset()
+    wanted = ast.Store if store else ast.Load
+    return frozenset(
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, wanted)
+    )
+
+
 def _grad_fn(tensor: torch.Tensor) -> Any:
     """``tensor.grad_fn``, or None where reading it raises.
 
@@ -360,6 +398,8 @@ class RecorderMode(TorchFunctionMode):
         # [recorder]); record() installs it and sets `hooked`. Nodes wait here until the
         # torch call that made them returns and its line is known.
         self.hooked = False
+        # where values that came through a cut last left torch (.numpy(), .tolist())
+        self.last_exit: tuple[SourceLine | None, frozenset[int]] | None = None
         self.outer_module = 0  # id of the outermost module running, set by record()'s hooks
         self.outer_line: SourceLine | None = None  # and the line that called it
         self.pending: list[Any] = []
@@ -471,6 +511,7 @@ class RecorderMode(TorchFunctionMode):
                 cuts = self.taint.get(args[0])
                 if cuts:  # t.detach().numpy(): values leave torch after a cut
                     events.exits.extend(cuts)
+                    self.last_exit = (_user_line(sys._getframe(1)), cuts)
             return result
 
         outputs = result if isinstance(result, torch.Tensor) else None
@@ -524,6 +565,13 @@ class RecorderMode(TorchFunctionMode):
                 cut_here = self.cut_storages.get(_storage(out))
                 if cut_here is not None:
                     self.taint.set(out, frozenset((cut_here,)))
+                elif self.last_exit is not None:
+                    # torch.from_numpy(np.diff(t.detach().numpy())): new memory, but made
+                    # right after values left torch, a few lines below, in the same function
+                    if line is False:
+                        line = _user_line(sys._getframe(1))
+                    if _just_after(self.last_exit[0], line):
+                        self.taint.set(out, self.last_exit[1])
             if (
                 self.check_nan
                 and tensor_in  # not factories: torch.empty is garbage until written
@@ -1065,6 +1113,27 @@ def patches(mode: RecorderMode) -> Iterator[None]:
             undo.append(restore_context)
 
         undo.extend(_reparam_patches(events))
+        # torch.from_numpy is not a torch function (no mode sees it): values coming back from
+        # numpy right after a cut let them out carry that cut.
+        from_numpy = torch.from_numpy
+
+        def from_numpy_(array: Any) -> torch.Tensor:
+            out = from_numpy(array)
+            cut_here = mode.cut_storages.get(_storage(out)) if mode.cut_storages else None
+            if cut_here is not None:
+                mode.taint.set(out, frozenset((cut_here,)))
+            elif mode.last_exit is not None and _just_after(
+                mode.last_exit[0], _user_line(sys._getframe(1))
+            ):
+                mode.taint.set(out, mode.last_exit[1])
+            return out
+
+        torch.from_numpy = from_numpy_  # type: ignore[assignment]
+
+        def restore_from_numpy() -> None:
+            torch.from_numpy = from_numpy
+
+        undo.append(restore_from_numpy)
         # Tensor hooks: errors name the hook function only ("hook 'f' has changed the size
         # of value"); remember where each was registered and where it returns.
         register_slot = torch.Tensor.__dict__["register_hook"]
