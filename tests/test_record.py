@@ -1251,3 +1251,34 @@ def test_numpy_data_far_from_a_logged_value_is_not_blamed(tmp_path: Path) -> Non
     )
     assert status == 0
     assert [f.code for f in findings] == []
+
+
+def test_transforms_lazy_modules_compile_and_tracing_run_unchanged(tmp_path: Path) -> None:
+    # Each of these failed under the recorder: vmap and jacfwd refuse the NaN check's
+    # .item(), a lazy module's parameters cannot be counted before they materialise,
+    # dynamo traced into the recorder, and jit.trace recorded the check's own ops.
+    findings, _, status = run(
+        tmp_path,
+        """
+        import warnings
+
+        import torch
+        from torch import nn
+        from torch.func import jacfwd, vmap
+
+        warnings.filterwarnings("error", category=torch.jit.TracerWarning)
+        x = torch.randn(3, 2)
+        assert torch.equal(vmap(torch.sin)(x), torch.sin(x))
+        assert jacfwd(torch.sin)(torch.randn(3)).shape == (3, 3)
+        assert nn.LazyBatchNorm1d()(torch.randn(4, 3)).shape == (4, 3)
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+        compiled = torch.compile(model, backend="eager")
+        with warnings.catch_warnings(record=True) as caught:  # the recorder's global hooks
+            assert torch.equal(compiled(torch.ones(2, 4)), model(torch.ones(2, 4)))
+        assert not [w for w in caught if "global hooks" in str(w.message)]
+        traced = torch.jit.trace(nn.Linear(3, 1), torch.randn(2, 3))
+        assert len(list(traced.graph.nodes())) < 10
+        """,
+    )
+    assert status == 0
+    assert [f.code for f in findings] == []

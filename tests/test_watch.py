@@ -654,3 +654,15 @@ def test_a_report_or_an_export_copies_to_the_host_once(monkeypatch: pytest.Monke
     session.to_json()
     session.gradient_flow()
     assert len(copies) == 3  # closed: everything is on the host already
+
+
+def test_scripted_parts_are_skipped_and_a_scripted_root_is_refused() -> None:
+    scripted = torch.jit.script(nn.Linear(3, 3))
+    model = nn.Sequential(scripted, nn.ReLU())
+    with watch(model) as session:
+        model(torch.randn(2, 3)).sum().backward()
+    names = {record["module"] for record in session.to_dict()["history"][0]["activations"]}
+    assert names == {"(input)", "1"}  # the ReLU; the scripted Linear cannot be hooked
+    assert scripted.weight.grad is not None
+    with pytest.raises(GradprobeTypeError, match="TorchScript"):
+        watch(scripted)

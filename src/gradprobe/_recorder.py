@@ -585,6 +585,10 @@ class RecorderMode(TorchFunctionMode):
             line = self._spread(func, args, result, many, line)
         return result
 
+    # Inside torch.compile, dynamo must run the recorder eagerly, not trace it into the graph.
+    if hasattr(torch, "_dynamo"):
+        __torch_function__ = torch._dynamo.disable(__torch_function__)  # type: ignore[no-untyped-call]
+
     # -- pieces ------------------------------------------------------------------------------
 
     def _write(
@@ -765,11 +769,16 @@ class RecorderMode(TorchFunctionMode):
         return ident
 
     def _nan(self, func: Any, out: torch.Tensor, line: Any) -> None:
-        if out.device.type != "cpu" or out.numel() == 0:
-            return  # NOTE: deferred checks for accelerators are not implemented yet
-        out = out.detach()
-        if _finite(out):
+        if not _checkable(out):
             return
+        try:
+            if out.device.type != "cpu" or out.numel() == 0:
+                return  # NOTE: deferred checks for accelerators are not implemented yet
+            out = out.detach()
+            if _finite(out):
+                return
+        except (RuntimeError, ValueError, NotImplementedError):
+            return  # a tensor that cannot be reduced here: not ours to check
         events = self.events
         nan = bool(torch.isnan(out).any())
         if line is False:
@@ -971,6 +980,25 @@ def _running_module() -> tuple[str, str] | None:
         if module is inner:
             return name, kind
     return "", kind
+
+
+_is_wrapped = getattr(torch._C._functorch, "is_functorch_wrapped_tensor", lambda _: False)
+
+
+def _checkable(tensor: torch.Tensor) -> bool:
+    """Whether a value check is possible without changing what the user's code does: not
+    inside vmap/jacfwd (no .item() there), a jit trace or a dynamo compile (the check
+    would be traced), and not on a lazy module's uninitialized parameter."""
+    return not (
+        _is_wrapped(tensor)
+        or torch.nn.parameter.is_lazy(tensor)
+        or torch._C._is_tracing()
+        or torch.compiler.is_compiling()
+        or type(tensor) not in _PLAIN_TENSORS
+    )
+
+
+_PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
 
 
 def _finite(tensor: torch.Tensor) -> bool:

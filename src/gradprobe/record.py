@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import sys
 import threading
+import warnings
 import weakref
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager, suppress
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, final
 
@@ -103,10 +104,16 @@ class Recording:
                     mode.outer_module = 0
                     mode.outer_line = None
 
+            # Compiled modules: dynamo must not trace into these (it would fail on the
+            # bookkeeping, and the hook is not the user's computation).
+            seen = _not_compiled(seen)
+            done = _not_compiled(done)
             handle = torch.nn.modules.module.register_module_forward_pre_hook(seen)
             stack.callback(handle.remove)
             handle = torch.nn.modules.module.register_module_forward_hook(done, always_call=True)
             stack.callback(handle.remove)
+            # torch.compile(module) warns about global hooks; these two only take notes.
+            stack.enter_context(_quiet(_GLOBAL_HOOKS_WARNING))
             for factory in probe_factories():
                 probe = factory()
                 probe.start()
@@ -282,6 +289,29 @@ def _with_cause(finding: Finding) -> Finding:
 # it with lines: a version-counter error is GP101, GP109 (an optimizer step) or GP112 (a
 # graph carried across iterations).
 _EXPLAINS_SAME = {"GP101": {"GP101", "GP109", "GP112"}}
+
+
+_GLOBAL_HOOKS_WARNING = r"Using `torch\.compile\(module\)` when there are global hooks"
+
+
+@contextmanager
+def _quiet(message: str) -> Iterator[None]:
+    """Ignore warnings matching ``message`` until exit, leaving every other filter alone
+    (``warnings.catch_warnings`` would restore the whole list, undoing the user's changes)."""
+    warnings.filterwarnings("ignore", message=message)
+    added = warnings.filters[0]
+    try:
+        yield
+    finally:
+        with suppress(ValueError):
+            warnings.filters.remove(added)  # type: ignore[attr-defined]
+        warnings._filters_mutated()  # type: ignore[attr-defined]
+
+
+def _not_compiled(hook: Any) -> Any:
+    """``hook`` run eagerly even inside a ``torch.compile``d module."""
+    disable = getattr(getattr(torch, "_dynamo", None), "disable", None)
+    return disable(hook) if disable is not None else hook
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import functools
+import inspect
 import linecache
 import math
 import sys
@@ -994,6 +995,13 @@ def _check_options(
     if not isinstance(model, nn.Module):
         msg = f"watch() needs an nn.Module to watch, got {describe(model)}."
         raise GradprobeTypeError(msg)
+    if isinstance(model, torch.jit.ScriptModule):
+        msg = (
+            f"watch() cannot hook a TorchScript module ({type(model).__name__}): scripted "
+            "modules refuse Python hooks. Watch the eager model before torch.jit.script, or "
+            "a plain nn.Module that contains the scripted part."
+        )
+        raise GradprobeTypeError(msg)
     if optimizer is not None and not callable(getattr(optimizer, "register_step_post_hook", None)):
         msg = (
             f"watch(optimizer=...) needs a torch.optim.Optimizer (for update ratios), got "
@@ -1036,7 +1044,12 @@ def _check_thresholds(exploding: object, vanishing: object, dead_relu: object) -
 def _select(
     root: nn.Module, modules: ModuleSelector | Sequence[ModuleSelector] | None
 ) -> list[tuple[str, nn.Module]]:
-    named = list(root.named_modules())
+    # TorchScript modules refuse Python hooks: the eager modules around them are watched.
+    named = [
+        (name, module)
+        for name, module in root.named_modules()
+        if not isinstance(module, torch.jit.ScriptModule)
+    ]
     if modules is None:
         return [
             (name, module)
@@ -1098,7 +1111,9 @@ def _forward_sources(chosen: Sequence[tuple[str, nn.Module]]) -> dict[str, Locat
     """Where each user-defined module's forward is: the ``created`` line of its outputs."""
     found: dict[str, Location] = {}
     for name, module in chosen:
-        code = getattr(type(module).forward, "__code__", None)
+        # inspect.getattr_static: a scripted module's class answers `forward` with a
+        # descriptor that fails on the class itself
+        code = getattr(inspect.getattr_static(type(module), "forward", None), "__code__", None)
         if code is None or not is_user_file(code.co_filename):
             continue
         filename = code.co_filename
