@@ -1282,3 +1282,65 @@ def test_transforms_lazy_modules_compile_and_tracing_run_unchanged(tmp_path: Pat
     )
     assert status == 0
     assert [f.code for f in findings] == []
+
+
+def test_correct_idioms_that_look_like_bugs_give_no_findings(tmp_path: Path) -> None:
+    # Each of these once gave a finding: higher-order gradients (GP112), autograd.grad
+    # before a normal step (GP110), gradcheck's perturbations (GP108), deliberate detaches
+    # and shape-only factories mixed into a loss (GP113), NaN labels masked out (GP201).
+    findings, _, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        from torch.autograd.functional import hessian
+        from torch.distributions import Normal, kl_divergence
+
+        x = torch.randn(3)
+        assert torch.allclose(hessian(lambda a: (a**3).sum(), x), hessian(lambda a: (a**3).sum(), x))
+        a = torch.randn(3, 3, dtype=torch.double, requires_grad=True)
+        assert torch.autograd.gradcheck(lambda a: a @ a.T, (a,))
+
+        D = nn.Linear(4, 1)
+        opt = torch.optim.SGD(D.parameters(), lr=0.1)
+
+        def penalty(real):
+            inter = real.clone().requires_grad_(True)
+            out = D(inter)
+            (g,) = torch.autograd.grad(out, inter, torch.ones_like(out), create_graph=True)
+            return (g**2).mean()
+
+        for it in range(3):
+            real = torch.randn(8, 4)
+            loss = D(real).mean() + penalty(real)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+        w = torch.randn(5, requires_grad=True)
+        for inner in range(2):  # MAML: differentiate through an inner step
+            (g,) = torch.autograd.grad((w**2).sum(), w, create_graph=True)
+            w = w - 0.1 * g
+        w.sum().backward()
+
+        mu = torch.randn(4, requires_grad=True)
+        q = Normal(mu, torch.ones(4))
+        prior = Normal(torch.zeros_like(mu), torch.ones_like(mu))
+        z = mu + (torch.round(mu) - mu).detach()  # straight-through estimator
+        with torch.no_grad():
+            old_logp = Normal(mu, 1.0).log_prob(z)
+        ratio = (Normal(mu, 1.0).log_prob(z) - old_logp).exp()
+        loss = -Normal(mu, 1.0).log_prob(z).sum() + kl_divergence(q, prior).sum() - ratio.mean()
+        loss = loss + (mu + 0.1 * torch.randn_like(mu)).pow(2).sum()
+        loss.backward()
+
+        pred = torch.randn(6, requires_grad=True)
+        y = torch.tensor([1.0, float("nan"), 0.0, 2.0, float("nan"), 1.0])
+        mask = ~y.isnan()
+        loss = ((pred - y.nan_to_num()) ** 2 * mask).sum() / mask.sum()
+        loss.backward()
+        print(torch.nanmean((pred.detach() - y).abs()))
+        """,
+    )
+    assert status == 0
+    assert [f.code for f in findings] == []

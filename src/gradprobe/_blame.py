@@ -876,6 +876,9 @@ def _reparam_read(read: GradRead, reparam: Reparam, op: str) -> Finding:
     )
 
 
+_LOSSY = frozenset({"non_differentiable", "item", "numpy"})
+
+
 def _mixes(events: Events) -> list[Finding]:
     found: list[Finding] = []
     seen: set[Any] = set()
@@ -886,7 +889,12 @@ def _mixes(events: Events) -> list[Finding]:
             continue
         seen.add(mix.line)
         cuts = sorted((events.cuts[i] for i in mix.cuts), key=lambda c: c.order)
-        named = [c for c in cuts if c.kind == "non_differentiable"] or cuts
+        # A detach or a no_grad block asked for by name is a choice (straight-through
+        # estimators, PPO's old log-probabilities); a comparison, argmax, .item() or numpy
+        # round trip that loses the graph on the way is the bug this finding is about.
+        named = [c for c in cuts if c.kind in _LOSSY]
+        if not named:
+            continue
         where = ", ".join(f"{c.op} at {_where(c.line)}" for c in named[:3])
         found.append(
             make_finding(

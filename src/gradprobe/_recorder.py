@@ -244,7 +244,13 @@ _RISKY = frozenset(
 )
 _NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "record_stream"})
 
+
 # Kinds of call, cached per function object.
+def _NUMPY_EXIT() -> None:
+    """Stands for a round trip through numpy in :class:`Cut` records."""
+
+
+_NUMPY_EXIT.__name__ = "numpy"
 _INFERENCE_SAVED = "Inference tensors cannot be saved for backward"
 _PLAIN, _INPLACE, _SETITEM, _BACKWARD, _AUTOGRAD_GRAD, _GRAD_READ, _SCALAR, _PRIVATE = range(8)
 _kinds: dict[Any, int] = {}
@@ -321,6 +327,41 @@ def _version(tensor: torch.Tensor) -> int | None:
 
 
 _NEAR_LINES = 3
+_NOT_VALUES = frozenset({"size", "dim", "numel", "stride", "__len__", "shape"})
+_value_kinds: dict[Any, bool] = {}
+
+
+def _kind_of_value(func: Any) -> bool:
+    """Whether ``func``'s result depends on its inputs' values, so that a result without
+    grad is a cut: zeros_like/randn_like/new_ones and shape queries only borrow a shape."""
+    try:
+        return _value_kinds[func]
+    except KeyError:
+        name = _names(func)
+        verdict = not (name.endswith("_like") or name.startswith("new_") or name in _NOT_VALUES)
+        _value_kinds[func] = verdict
+        return verdict
+    except TypeError:
+        return True
+
+
+_DRIVERS = tuple(
+    os.sep + str(Path("torch", *parts))
+    for parts in (("autograd", "functional.py"), ("autograd", "gradcheck.py"), ("_functorch",))
+)
+
+
+def _from_torch_driver(frame: FrameType | None) -> bool:
+    """Whether torch code that runs its own backward passes (autograd.functional,
+    gradcheck, torch.func) made this call, rather than the user's code directly."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if is_user_file(filename):
+            return False
+        if any(driver in filename for driver in _DRIVERS):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _just_after(exit_line: SourceLine | None, line: SourceLine | None) -> bool:
@@ -528,6 +569,7 @@ class RecorderMode(TorchFunctionMode):
                 for leaf in new_leaves:
                     events.first_use[leaf] = (made.name(), made._sequence_nr())
         start = top = self.mark
+        any_grad_out = many and any(t.requires_grad for t in _tensors(result))
         for out in _tensors(result) if many else (outputs,):
             assert out is not None
             fn = _grad_fn(out)
@@ -542,7 +584,12 @@ class RecorderMode(TorchFunctionMode):
                     self.mark = start
                     self._discover(fn, line)
                     top = max(top, self.mark)
-            elif grad_in and not out.requires_grad:
+            elif (
+                grad_in
+                and not out.requires_grad
+                and not (many and any_grad_out)  # broadcast_tensors(mu, 1.0): no cut
+                and _kind_of_value(func)
+            ):
                 if line is False:
                     line = _user_line(sys._getframe(1))
                 cut = self._cut(
@@ -571,10 +618,11 @@ class RecorderMode(TorchFunctionMode):
                     if line is False:
                         line = _user_line(sys._getframe(1))
                     if _just_after(self.last_exit[0], line):
-                        self.taint.set(out, self.last_exit[1])
+                        self.taint.set(out, self.numpy_cut())
             if (
                 self.check_nan
                 and tensor_in  # not factories: torch.empty is garbage until written
+                and out.requires_grad  # values that can reach a loss, not masks or metrics
                 and (kind != _INPLACE or grad_in)  # not optimizer updates
                 and events.first_nan is None
                 and out.is_floating_point()
@@ -600,6 +648,8 @@ class RecorderMode(TorchFunctionMode):
         line: SourceLine | bool | None,
     ) -> None:
         events = self.events
+        if not self.in_optimizer and _from_torch_driver(sys._getframe(2)):
+            return  # gradcheck perturbing its inputs and restoring them: not the user's write
         storage = _storage(target)
         if storage in events.saved_storages:
             events.suspicious = True
@@ -748,6 +798,13 @@ class RecorderMode(TorchFunctionMode):
         if storage:
             self.events.saved_storages.add(storage)
 
+    def numpy_cut(self) -> frozenset[int]:
+        """The cuts of values that left torch at the last exit and came back just now,
+        plus the round trip itself, where the graph was really lost."""
+        assert self.last_exit is not None
+        line, cuts = self.last_exit
+        return cuts | {self._cut(_NUMPY_EXIT, "numpy", line)}
+
     def _inference_use(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """An op refused a tensor made under inference_mode: note it and where it was cut."""
         cuts: set[int] = set()
@@ -828,11 +885,11 @@ class RecorderMode(TorchFunctionMode):
             keys.append(None if fn is None else (fn.name(), fn._sequence_nr()))
         position = 3 if kind == _AUTOGRAD_GRAD else 2  # retain_graph's place in args
         retain = kwargs.get("retain_graph", args[position] if len(args) > position else None)
+        create = bool(
+            kwargs.get("create_graph", args[position + 1] if len(args) > position + 1 else False)
+        )
         if retain is None:
-            create = kwargs.get(
-                "create_graph", args[position + 1] if len(args) > position + 1 else False
-            )
-            retain = bool(create)
+            retain = create
         event = Backward(next(self.order), line, _names(func), keys, bool(retain))
         self.events.backwards.append(event)
         hook = self.backward_hook
@@ -846,8 +903,12 @@ class RecorderMode(TorchFunctionMode):
                 hook(event, roots, args, kwargs)
             raise
         events = self.events
-        events.last_backward = next(self.order)
-        events.grads_pending = True
+        if not create and not _from_torch_driver(sys._getframe(1)):
+            # Higher-order steps (Hessians, penalties, MAML) build on old graphs on purpose,
+            # and autograd.functional/gradcheck/torch.func run their own passes.
+            events.last_backward = next(self.order)
+        if kind == _BACKWARD:  # autograd.grad returns gradients; it fills no .grad
+            events.grads_pending = True
         if not event.retain_graph:
             events.saved_storages.clear()
             events.suspicious = False
@@ -1153,7 +1214,7 @@ def patches(mode: RecorderMode) -> Iterator[None]:
             elif mode.last_exit is not None and _just_after(
                 mode.last_exit[0], _user_line(sys._getframe(1))
             ):
-                mode.taint.set(out, mode.last_exit[1])
+                mode.taint.set(out, mode.numpy_cut())
             return out
 
         torch.from_numpy = from_numpy_  # type: ignore[assignment]
