@@ -666,3 +666,24 @@ def test_scripted_parts_are_skipped_and_a_scripted_root_is_refused() -> None:
     assert scripted.weight.grad is not None
     with pytest.raises(GradprobeTypeError, match="TorchScript"):
         watch(scripted)
+
+
+def test_an_additive_attention_mask_input_is_not_bad_data() -> None:
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.attn = nn.MultiheadAttention(8, 2)
+
+        def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            return self.attn(x, x, x, attn_mask=mask)[0]
+
+    model = Block()
+    causal = nn.Transformer.generate_square_subsequent_mask(5)  # -inf above the diagonal
+    with watch(model) as session:
+        model(torch.randn(5, 1, 8), causal).sum().backward()
+    assert [f.code for f in session.findings()] == []
+    nan_input = torch.randn(5, 1, 8)
+    nan_input[0, 0, 0] = float("nan")
+    with watch(model) as session:
+        model(nan_input, causal)
+    assert [f.code for f in session.findings()] == ["GP201"]

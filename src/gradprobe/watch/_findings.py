@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from gradprobe.findings import Finding, Location, make_finding
 from gradprobe.watch.records import StepRecord, TensorStats
@@ -71,6 +71,14 @@ class DeadRelu:
     rows: int
 
 
+def _only_infinities(stats: Any) -> bool:
+    """No NaN, only ±inf: in a model input that is an additive attention mask
+    (``generate_square_subsequent_mask``), not bad data."""
+    if stats.nan_count is not None:
+        return bool(stats.nan_count == 0)
+    return not any(isinstance(v, float) and math.isnan(v) for v in (stats.min, stats.max))
+
+
 def first_hits(records: Iterable[StepRecord], thresholds: Thresholds) -> dict[str, Hit]:
     """The first non-finite activation (``"forward"``), non-finite gradient
     (``"backward"``) and exploding parameter gradient (``"exploding"``) in ``records``."""
@@ -78,7 +86,7 @@ def first_hits(records: Iterable[StepRecord], thresholds: Thresholds) -> dict[st
     for record in records:
         if "forward" not in hits:
             for a in record.activations:
-                if not a.stats.finite:
+                if not a.stats.finite and not (a.type == "input" and _only_infinities(a.stats)):
                     hits["forward"] = Hit(
                         record.step,
                         "activation",
