@@ -1344,3 +1344,24 @@ def test_correct_idioms_that_look_like_bugs_give_no_findings(tmp_path: Path) -> 
     )
     assert status == 0
     assert [f.code for f in findings] == []
+
+
+def test_gradient_penalty_without_create_graph_is_a_constant_term(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        D = nn.Linear(2, 1)
+        inter = torch.randn(16, 2).requires_grad_(True)
+        d = D(inter)
+        g = torch.autograd.grad(d, inter, torch.ones_like(d))[0]
+        gp = ((g.norm(2, dim=1) - 1) ** 2).mean()
+        loss = D(torch.randn(16, 2)).mean() + 10.0 * gp
+        loss.backward()
+        """,
+    )
+    assert status == 0
+    (finding,) = [f for f in findings if f.code == "GP113"]
+    assert roles(finding)["cause"] == [line_of(text, "torch.autograd.grad(")]

@@ -876,7 +876,7 @@ def _reparam_read(read: GradRead, reparam: Reparam, op: str) -> Finding:
     )
 
 
-_LOSSY = frozenset({"non_differentiable", "item", "numpy"})
+_LOSSY = frozenset({"non_differentiable", "item", "numpy", "autograd_grad"})
 
 
 def _mixes(events: Events) -> list[Finding]:
