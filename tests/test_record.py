@@ -1365,3 +1365,30 @@ def test_gradient_penalty_without_create_graph_is_a_constant_term(tmp_path: Path
     assert status == 0
     (finding,) = [f for f in findings if f.code == "GP113"]
     assert roles(finding)["cause"] == [line_of(text, "torch.autograd.grad(")]
+
+
+def test_backward_on_a_rebuilt_leaf_loss_names_the_rebuild_and_the_cut(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(8, 3)
+        x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+        pred = model(x).argmax(dim=1).float()
+        loss = nn.functional.mse_loss(pred, y.float())
+        loss = torch.tensor(loss.item(), requires_grad=True)
+        loss.backward()
+        print(loss.item())
+        """,
+    )
+    assert status == 0
+    (finding,) = [f for f in findings if f.code == "GP115"]
+    assert roles(finding) == {
+        "cause": [line_of(text, "torch.tensor(loss.item()")],
+        "created": [line_of(text, "argmax")],
+    }
+    # A parameter or a leaf made on purpose and backpropagated is not this.
+    findings, _, _ = run(tmp_path, "import torch\ntorch.nn.Parameter(torch.ones(1)).backward()\n")
+    assert not [f for f in findings if f.code == "GP115"]

@@ -615,7 +615,39 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(_kept_alive(events))
     findings.extend(_zeroed(events))
     findings.extend(_inference_uses(events))
+    findings.extend(_leaf_backwards(events))
     return findings
+
+
+def _leaf_backwards(events: Events) -> list[Finding]:
+    if not events.leaf_backwards:
+        return []
+    order, line, made = events.leaf_backwards[0]
+    earlier = [c for c in events.cuts.values() if c.kind in _LOSSY and c.order < order]
+    # an argmax or comparison that lost the graph explains more than the .item() after it
+    earlier = [c for c in earlier if c.kind == "non_differentiable"] or earlier
+    cut = max(earlier, key=lambda c: c.order) if earlier else None
+    return [
+        make_finding(
+            "GP115",
+            message=(
+                f"backward() at {_where(line)} was called on a leaf tensor"
+                + (f" made at {_where(made)}" if made else "")
+                + ": it has no graph behind it, so backward only fills that tensor's own "
+                ".grad and no parameter gets a gradient."
+                + (
+                    f" The values it was made from lost their graph at {_where(cut.line)} "
+                    f"({cut.op})."
+                    if cut is not None
+                    else ""
+                )
+                + " Keep the loss tensor itself instead of rebuilding it with "
+                "torch.tensor(..., requires_grad=True)."
+            ),
+            locations=_locations((made or line, "cause"), (cut.line if cut else None, "created")),
+            details={"leaf_line": made[1] if made else None},
+        )
+    ]
 
 
 def _inference_uses(events: Events) -> list[Finding]:

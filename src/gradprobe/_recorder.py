@@ -196,6 +196,10 @@ class Events:
     exits: list[int] = field(default_factory=list)  # cuts whose values left torch (.numpy())
     nan_node: NodeKey | None = None  # first backward formula that made NaN/Inf from finite
     analyses: list[Any] = field(default_factory=list)  # findings made while running
+    # backward() on a leaf that requires grad: (order, backward line, where it was made)
+    leaf_backwards: list[tuple[int, SourceLine | None, SourceLine | None]] = field(
+        default_factory=list
+    )
     # ops that refused an inference tensor: (line, cuts that made the tensor)
     inference_uses: list[tuple[SourceLine | None, tuple[int, ...]]] = field(default_factory=list)
     # Tensor.register_hook calls by the hook's __name__: (register line, the line the hook
@@ -430,6 +434,8 @@ class RecorderMode(TorchFunctionMode):
         self.plans: dict[type, Any] = {}
         self.taint = _TensorMap[frozenset[int]]()
         self.leaves = _TensorMap[None]()
+        # tensors made by a factory with requires_grad=True: torch.tensor(x, requires_grad=True)
+        self.made_leaves = _TensorMap[SourceLine | None]()
         self.cut_ids: dict[tuple[SourceLine | None, str], int] = {}
         self.cut_storages: dict[int, int] = {}  # storage address of a cut's result -> cut
         self.no_grad_lines: list[SourceLine | None] = []  # where no_grad blocks began
@@ -607,6 +613,10 @@ class RecorderMode(TorchFunctionMode):
                         made_by = _grad_fn(tensor)
                         if made_by is not None:
                             events.cut_inputs[(made_by.name(), made_by._sequence_nr())] = cut
+            elif not tensor_in and out.requires_grad:
+                if line is False:
+                    line = _user_line(sys._getframe(1))
+                self.made_leaves.set(out, line)
             elif not tensor_in and self.cut_storages and not out.requires_grad:
                 # torch.from_numpy(t.detach().numpy()): new tensor, same memory as the cut
                 cut_here = self.cut_storages.get(_storage(out))
@@ -890,6 +900,15 @@ class RecorderMode(TorchFunctionMode):
         )
         if retain is None:
             retain = create
+        for root in roots:
+            if (
+                root.requires_grad
+                and _grad_fn(root) is None
+                and not isinstance(root, torch.nn.Parameter)
+            ):  # backward on a leaf: nothing behind it to reach
+                self.events.leaf_backwards.append(
+                    (next(self.order), line, self.made_leaves.get(root))
+                )
         event = Backward(next(self.order), line, _names(func), keys, bool(retain))
         self.events.backwards.append(event)
         hook = self.backward_hook

@@ -416,6 +416,18 @@ _ALL = (
         "make a normal copy outside the block (feats = feats.clone()).",
     ),
     _code(
+        "GP115",
+        "backward_on_leaf",
+        "backward() was called on a leaf tensor",
+        "A tensor made directly (torch.tensor(loss.item(), requires_grad=True), or a fresh "
+        "tensor with requires_grad=True) has no graph behind it: backward() on it runs "
+        "without error but reaches no parameter, so nothing trains. Usually done to silence "
+        "'element 0 of tensors does not require grad', whose real cause is earlier.",
+        "Call backward() on the loss computed from the model's output; if that loss does "
+        "not require grad, find where its graph was cut (argmax, .item(), .detach(), "
+        "torch.no_grad()) and make that step differentiable.",
+    ),
+    _code(
         "GP120",
         "parameter_grad_zero",
         "a parameter's gradient is zero everywhere",
