@@ -719,6 +719,7 @@ def _registries() -> dict[str, object]:
         "module_init": torch.nn.Module.__dict__["__init__"],
         "register_hook": torch.Tensor.__dict__["register_hook"],
         "from_numpy": torch.from_numpy,
+        "optimizer_init": torch.optim.Optimizer.__dict__["__init__"],
         "no_grad": torch.no_grad.__dict__["__enter__"],
         "grad_scaler": torch.amp.GradScaler.__dict__["scale"],
         "prune_apply": prune.BasePruningMethod.__dict__["apply"],
@@ -1392,3 +1393,38 @@ def test_backward_on_a_rebuilt_leaf_loss_names_the_rebuild_and_the_cut(tmp_path:
     # A parameter or a leaf made on purpose and backpropagated is not this.
     findings, _, _ = run(tmp_path, "import torch\ntorch.nn.Parameter(torch.ones(1)).backward()\n")
     assert not [f for f in findings if f.code == "GP115"]
+
+
+def test_layers_no_optimizer_updates_are_named(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        class MLP(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.hidden = [nn.Linear(6, 6)]
+                self.out = nn.Linear(6, 1)
+
+            def forward(self, x):
+                return self.out(torch.relu(self.hidden[0](x)))
+
+        model = MLP()
+        model.extra = nn.Linear(6, 6)  # built before the optimizer, left out on purpose
+        opt = torch.optim.SGD([*model.out.parameters()], lr=0.1)
+        model.out = nn.Linear(6, 1)
+        for _ in range(2):
+            opt.zero_grad()
+            (model(torch.randn(4, 6)) + model.extra(torch.randn(4, 6)).sum()).pow(2).mean().backward()
+            opt.step()
+        """,
+    )
+    assert status == 0
+    found = {tuple(roles(f)["cause"]): f for f in findings if f.code == "GP116"}
+    assert set(found) == {
+        (line_of(text, "self.hidden = ["),),
+        (line_of(text, "model.out = nn.Linear"), line_of(text, "opt = torch.optim")),
+    }
+    assert "not registered" in found[(line_of(text, "self.hidden = ["),)].message

@@ -36,7 +36,14 @@ from gradprobe.findings import Finding, Location, LocationRole, make_finding
 from gradprobe.graph import Graph
 from gradprobe.trace import trace
 
-__all__ = ["after_error", "before_backward", "final_findings", "live_graphs", "location"]
+__all__ = [
+    "after_error",
+    "before_backward",
+    "final_findings",
+    "live_graphs",
+    "location",
+    "optimizer_coverage",
+]
 
 _NONSCALAR = "grad can be implicitly created only for scalar outputs"
 _NO_GRAD_FN = "does not require grad and does not have a grad_fn"
@@ -959,6 +966,70 @@ def _typos(events: Events) -> list[Finding]:
         )
         for line, name, meant in events.typos[:1]
     ]
+
+
+def optimizer_coverage(
+    events: Events,
+    modules: Sequence[torch.nn.Module],
+    optimizers: Sequence[Any],
+    inside: Mapping[int, torch.nn.Module | None],
+) -> list[Finding]:
+    """GP116: parameters that get gradients which no optimizer that stepped holds, because
+    their module is not registered in the model that uses it (a plain list of layers) or
+    was made after the optimizer collected the model's parameters (a replaced head)."""
+    if not optimizers or not events.steps:
+        return []
+    held = {id(p) for opt in optimizers for group in opt.param_groups for p in group["params"]}
+    made = [
+        events.optimizer_lines[id(opt)] for opt in optimizers if id(opt) in events.optimizer_lines
+    ]
+    found: list[Finding] = []
+    for module in modules:
+        missed = [
+            name
+            for name, p in module.named_parameters(recurse=False)
+            if p.requires_grad and p.grad is not None and id(p) not in held
+        ]
+        if not missed:
+            continue
+        kind = type(module).__name__
+        line = events.module_lines.get(id(module))
+        outer = inside.get(id(module))
+        if outer is not None and not any(m is module for m in outer.modules()):
+            message = (
+                f"The {kind} made at {_where(line)} runs inside {type(outer).__name__} but is "
+                "not registered in it (it is kept in a plain list, dict or other container "
+                "nn.Module does not look into), so model.parameters() leaves out its "
+                f"parameters ({', '.join(missed)}): they get gradients and no optimizer "
+                "updates them. Hold it in nn.ModuleList / nn.ModuleDict, or assign it as an "
+                "attribute."
+            )
+            pairs: list[tuple[SourceLine | None, LocationRole]] = [(line, "cause")]
+        else:
+            order = events.module_orders.get(id(module))
+            earlier = [m for m in made if order is not None and m[0] < order]
+            if not earlier:
+                continue  # built before the optimizer and left out: a choice, not this bug
+            where = max(earlier)[1]
+            message = (
+                f"The {kind} made at {_where(line)} gets gradients ({', '.join(missed)}) but "
+                f"the optimizer built at {_where(where)}, before it, does not hold its "
+                "parameters: the layer was created or replaced after the optimizer collected "
+                "model.parameters(), so it never trains. Build the optimizer after the model "
+                "is final (or add_param_group the new parameters)."
+            )
+            pairs = [(line, "cause"), (where, "cause")]
+        found.append(
+            make_finding(
+                "GP116",
+                message=message,
+                module=kind,
+                parameter=missed[0],
+                locations=_locations(*pairs),
+                details={"parameters": missed},
+            )
+        )
+    return found
 
 
 def _top_modules(modules: Iterable[torch.nn.Module]) -> list[torch.nn.Module]:

@@ -179,6 +179,9 @@ class Events:
     typos: list[tuple[SourceLine | None, str, str]] = field(default_factory=list)
     parameter_lines: dict[int, SourceLine | None] = field(default_factory=dict)
     module_lines: dict[int, SourceLine | None] = field(default_factory=dict)  # id(module) ->
+    module_orders: dict[int, int] = field(default_factory=dict)  # id(module) -> when made
+    # id(optimizer) -> (when made, where)
+    optimizer_lines: dict[int, tuple[int, SourceLine | None]] = field(default_factory=dict)
     rewrapped: dict[int, Cut] = field(default_factory=dict)  # id(leaf param) -> cut
     saved_storages: set[int] = field(default_factory=set)
     suspicious: bool = False
@@ -447,6 +450,10 @@ class RecorderMode(TorchFunctionMode):
         self.hooked = False
         # where values that came through a cut last left torch (.numpy(), .tolist())
         self.last_exit: tuple[SourceLine | None, frozenset[int]] | None = None
+        self.optimizers: weakref.WeakSet[Any] = weakref.WeakSet()  # those that stepped
+        # module -> the outermost module running when it was called (held weakly)
+        self.called_inside: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        self.outer_ref: Any = None
         self.outer_module = 0  # id of the outermost module running, set by record()'s hooks
         self.outer_line: SourceLine | None = None  # and the line that called it
         self.pending: list[Any] = []
@@ -1172,6 +1179,7 @@ def patches(mode: RecorderMode) -> Iterator[None]:
             module_init(self, *args, **kwargs)
             if len(events.module_lines) < _MAX_EVENTS:
                 events.module_lines[id(self)] = _user_line(sys._getframe(1))
+                events.module_orders[id(self)] = next(mode.order)
 
         torch.nn.Module.__init__ = init_module  # type: ignore[method-assign]
 
@@ -1180,14 +1188,31 @@ def patches(mode: RecorderMode) -> Iterator[None]:
 
         undo.append(restore_module_init)
 
+        # Optimizer construction: which parameters it collected, and when.
+        optimizer_init = torch.optim.Optimizer.__init__
+        optimizer_slot = torch.optim.Optimizer.__dict__["__init__"]
+
+        def init_optimizer(self: Any, *args: Any, **kwargs: Any) -> None:
+            optimizer_init(self, *args, **kwargs)
+            events.optimizer_lines[id(self)] = (next(mode.order), _user_line(sys._getframe(1)))
+
+        torch.optim.Optimizer.__init__ = init_optimizer  # type: ignore[method-assign]
+
+        def restore_optimizer_init() -> None:
+            torch.optim.Optimizer.__init__ = optimizer_slot  # type: ignore[method-assign]
+
+        undo.append(restore_optimizer_init)
+
         # Optimizer steps: writes made inside one are updates, not accidents.
         from torch.optim.optimizer import (
             register_optimizer_step_post_hook,
             register_optimizer_step_pre_hook,
         )
 
-        def pre(*_: Any) -> None:
+        def pre(optimizer: Any, *_: Any) -> None:
             mode.in_optimizer += 1
+            with contextlib.suppress(TypeError):
+                mode.optimizers.add(optimizer)
 
         def post(*_: Any) -> None:
             mode.in_optimizer = max(0, mode.in_optimizer - 1)

@@ -428,6 +428,16 @@ _ALL = (
         "torch.no_grad()) and make that step differentiable.",
     ),
     _code(
+        "GP116",
+        "parameter_not_in_optimizer",
+        "parameters get gradients but no optimizer updates them",
+        "The optimizer holds the parameters it was given when it was built. A layer kept in "
+        "a plain Python list (not registered in its module) or created after the optimizer "
+        "(a replaced classification head) gets gradients that no step() ever applies.",
+        "Register sub-layers with nn.ModuleList/nn.ModuleDict, and build the optimizer after "
+        "the model is final (or call optimizer.add_param_group for new parameters).",
+    ),
+    _code(
         "GP120",
         "parameter_grad_zero",
         "a parameter's gradient is zero everywhere",

@@ -97,11 +97,15 @@ class Recording:
                 modules.add(module)
                 if not mode.outer_module:  # the outermost call: note the line making it
                     mode.outer_module = id(module)
+                    mode.outer_ref = weakref.ref(module)
                     mode.outer_line = _user_line(sys._getframe(1))
+                elif module not in mode.called_inside:
+                    mode.called_inside[module] = mode.outer_ref
 
             def done(module: torch.nn.Module, _args: Any, _output: Any) -> None:
                 if mode.outer_module == id(module):
                     mode.outer_module = 0
+                    mode.outer_ref = None
                     mode.outer_line = None
 
             # Compiled modules: dynamo must not trace into these (it would fail on the
@@ -205,6 +209,7 @@ class Recording:
         findings = list(self.events.analyses)
         try:
             findings.extend(_blame.final_findings(self.events, list(self._modules)))
+            findings.extend(self._optimizer_coverage())
         except Exception as problem:  # noqa: BLE001
             findings.append(_internal(problem))
         for probe in self._probes:
@@ -219,6 +224,15 @@ class Recording:
             if explained is not None and not any(f.code in same for f in findings):
                 findings.insert(0, _with_cause(explained))
         return _dedupe(findings)
+
+    def _optimizer_coverage(self) -> list[Finding]:
+        mode = self._mode
+        if mode is None:
+            return []
+        inside = {id(m): ref() for m, ref in mode.called_inside.items() if ref is not None}
+        return _blame.optimizer_coverage(
+            self.events, list(self._modules), list(mode.optimizers), inside
+        )
 
     # -- while recording ---------------------------------------------------------------------
 
