@@ -720,6 +720,7 @@ def _registries() -> dict[str, object]:
         "register_hook": torch.Tensor.__dict__["register_hook"],
         "from_numpy": torch.from_numpy,
         "optimizer_init": torch.optim.Optimizer.__dict__["__init__"],
+        "load_state_dict": torch.nn.Module.__dict__["load_state_dict"],
         "no_grad": torch.no_grad.__dict__["__enter__"],
         "grad_scaler": torch.amp.GradScaler.__dict__["scale"],
         "prune_apply": prune.BasePruningMethod.__dict__["apply"],
@@ -1428,3 +1429,29 @@ def test_layers_no_optimizer_updates_are_named(tmp_path: Path) -> None:
         (line_of(text, "model.out = nn.Linear"), line_of(text, "opt = torch.optim")),
     }
     assert "not registered" in found[(line_of(text, "self.hidden = ["),)].message
+
+
+def test_freezing_state_dict_copies_and_prefixed_loads_are_named(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+        ckpt = {"module." + k: v for k, v in model.state_dict().items()}
+        model.load_state_dict(ckpt, strict=False)
+        model.load_state_dict(model.state_dict(), strict=False)  # loads everything: fine
+        for name, tensor in model.state_dict().items():
+            if name.startswith("0."):
+                tensor.requires_grad = False
+        model(torch.randn(3, 4)).sum().backward()
+        """,
+    )
+    assert status == 0
+    (load,) = [f for f in findings if f.code == "GP117"]
+    assert roles(load)["cause"] == [line_of(text, "load_state_dict(ckpt")]
+    assert load.details["prefix"] == "module."
+    (freeze,) = [f for f in findings if f.code == "GP111"]
+    assert roles(freeze)["cause"] == [line_of(text, "tensor.requires_grad = False")]
+    assert freeze.details["parameters"] == ["0.weight", "0.bias"]

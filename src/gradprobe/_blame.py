@@ -39,6 +39,8 @@ from gradprobe.trace import trace
 __all__ = [
     "after_error",
     "before_backward",
+    "copy_freezes",
+    "empty_loads",
     "final_findings",
     "live_graphs",
     "location",
@@ -623,6 +625,8 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(_zeroed(events))
     findings.extend(_inference_uses(events))
     findings.extend(_leaf_backwards(events))
+    findings.extend(empty_loads(events))
+    findings.extend(copy_freezes(events, list(modules)))
     return findings
 
 
@@ -966,6 +970,87 @@ def _typos(events: Events) -> list[Finding]:
         )
         for line, name, meant in events.typos[:1]
     ]
+
+
+def copy_freezes(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+    """GP111 for ``requires_grad = False`` set on a copy of a parameter (``state_dict()``
+    values are detached tensors sharing its memory) while the parameter still trains."""
+    if not events.copy_freezes:
+        return []
+    params: dict[int, tuple[str, torch.nn.Parameter]] = {}
+    for top in _top_modules(modules):
+        for name, param in top.named_parameters():
+            params.setdefault(_storage_of(param), (name, param))
+    hits = [
+        (line, params[storage][0])
+        for line, storage in events.copy_freezes
+        if storage in params and params[storage][1].requires_grad
+    ]
+    if not hits:
+        return []
+    line = hits[0][0]
+    names = [name for where, name in hits if where == line]
+    return [
+        make_finding(
+            "GP111",
+            message=(
+                f"At {_where(line)} requires_grad was set to False on a tensor that shares "
+                f"memory with {', '.join(names[:4])}{' ...' if len(names) > 4 else ''} but is "
+                "not the parameter (state_dict() returns detached copies): the parameter "
+                "itself still requires grad and keeps training. Freeze the module's own "
+                "parameters: for p in model.backbone.parameters(): p.requires_grad_(False)."
+            ),
+            parameter=names[0],
+            locations=_locations((line, "cause")),
+            details={"parameters": names},
+        )
+    ]
+
+
+def _storage_of(tensor: torch.Tensor) -> int:
+    try:
+        return tensor.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return 0
+
+
+def empty_loads(events: Events) -> list[Finding]:
+    """GP117 for ``load_state_dict(..., strict=False)`` calls that loaded nothing."""
+    found: list[Finding] = []
+    for line, unexpected, missing in events.empty_loads[:1]:
+        prefix = _common_prefix(unexpected, missing)
+        found.append(
+            make_finding(
+                "GP117",
+                message=(
+                    f"load_state_dict(strict=False) at {_where(line)} loaded none of its "
+                    f"{len(unexpected)} keys: none matches a name in the model"
+                    + (
+                        f" (the checkpoint's keys start with {prefix!r}, which the model's "
+                        "names do not have: it was saved from a DistributedDataParallel or "
+                        "DataParallel wrapper)"
+                        if prefix
+                        else f" (for example {unexpected[0]!r})"
+                    )
+                    + ". The model keeps its initial weights, and code that selects "
+                    "parameters by those keys (to freeze them) matches nothing. Strip the "
+                    "prefix ({k.removeprefix('module.'): v for k, v in state.items()}) and "
+                    "check the result's missing_keys/unexpected_keys."
+                ),
+                locations=_locations((line, "cause")),
+                details={"unexpected_keys": unexpected[:20], "prefix": prefix},
+            )
+        )
+    return found
+
+
+def _common_prefix(unexpected: Sequence[str], missing: Sequence[str]) -> str | None:
+    for prefix in ("module.", "_orig_mod.", "model."):
+        if all(key.startswith(prefix) for key in unexpected):
+            stripped = {key[len(prefix) :] for key in unexpected}
+            if not missing or stripped & set(missing):
+                return prefix
+    return None
 
 
 def optimizer_coverage(

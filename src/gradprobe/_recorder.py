@@ -180,6 +180,10 @@ class Events:
     parameter_lines: dict[int, SourceLine | None] = field(default_factory=dict)
     module_lines: dict[int, SourceLine | None] = field(default_factory=dict)  # id(module) ->
     module_orders: dict[int, int] = field(default_factory=dict)  # id(module) -> when made
+    # requires_grad = False set on a tensor that is not a Parameter: (line, storage address)
+    copy_freezes: list[tuple[SourceLine | None, int]] = field(default_factory=list)
+    # load_state_dict(strict=False) calls that matched nothing: (line, unexpected, missing)
+    empty_loads: list[tuple[SourceLine | None, list[str], list[str]]] = field(default_factory=list)
     # id(optimizer) -> (when made, where)
     optimizer_lines: dict[int, tuple[int, SourceLine | None]] = field(default_factory=dict)
     rewrapped: dict[int, Cut] = field(default_factory=dict)  # id(leaf param) -> cut
@@ -1132,6 +1136,13 @@ def patches(mode: RecorderMode) -> Iterator[None]:
                     line = _user_line(sys._getframe(1))
                     if line not in events.zeroings and self.grad is not None:
                         events.zeroings.append(line)
+            elif name == "requires_grad":
+                if (
+                    value is False
+                    and not isinstance(self, torch.nn.Parameter)
+                    and len(events.copy_freezes) < _MAX_EVENTS
+                ):  # state_dict()[k].requires_grad = False: a detached copy, not the parameter
+                    events.copy_freezes.append((_user_line(sys._getframe(1)), _storage(self)))
             elif name not in _TENSOR_ATTRS and not name.startswith("_"):
                 close = difflib.get_close_matches(name, _LOOKALIKE, n=1, cutoff=0.8)
                 if close:
@@ -1187,6 +1198,28 @@ def patches(mode: RecorderMode) -> Iterator[None]:
             torch.nn.Module.__init__ = module_slot  # type: ignore[method-assign]
 
         undo.append(restore_module_init)
+
+        # load_state_dict(strict=False) that loads nothing: a "module." prefix from DDP.
+        load_slot = torch.nn.Module.__dict__["load_state_dict"]
+        previous_load = torch.nn.Module.load_state_dict
+
+        def load_state_dict(
+            self: torch.nn.Module, state_dict: Any, *args: Any, **kwargs: Any
+        ) -> Any:
+            result = previous_load(self, state_dict, *args, **kwargs)
+            unexpected = list(getattr(result, "unexpected_keys", ()))
+            missing = list(getattr(result, "missing_keys", ()))
+            loaded = len(state_dict) - len(unexpected) if hasattr(state_dict, "__len__") else 1
+            if unexpected and loaded == 0:
+                events.empty_loads.append((_user_line(sys._getframe(1)), unexpected, missing))
+            return result
+
+        torch.nn.Module.load_state_dict = load_state_dict  # type: ignore[method-assign]
+
+        def restore_load() -> None:
+            torch.nn.Module.load_state_dict = load_slot  # type: ignore[method-assign]
+
+        undo.append(restore_load)
 
         # Optimizer construction: which parameters it collected, and when.
         optimizer_init = torch.optim.Optimizer.__init__

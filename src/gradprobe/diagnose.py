@@ -81,11 +81,13 @@ def diagnose_script(script: str | os.PathLike[str], args: Sequence[str] = ()) ->
     error: BaseException | None = None
     exit_code = 0
     recording = record()
+    # The script's globals stay alive until its recording has concluded: findings about
+    # its model and optimizer need them.
+    namespace: dict[str, Any] = {}
     try:
         with recording:
             namespace = runpy.run_path(str(path), run_name="__main__")
             recording.inspect_globals(namespace)
-            del namespace
     except SystemExit as stop:
         error = stop
         exit_code = _exit_status(stop.code)
@@ -98,6 +100,7 @@ def diagnose_script(script: str | os.PathLike[str], args: Sequence[str] = ()) ->
         _print_script_error(raised)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+    namespace.clear()
     findings = tuple(recording.findings)
     return Diagnosis(str(path), tuple(args), exit_code, error, findings)
 

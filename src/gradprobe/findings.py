@@ -438,6 +438,17 @@ _ALL = (
         "the model is final (or call optimizer.add_param_group for new parameters).",
     ),
     _code(
+        "GP117",
+        "state_dict_loaded_nothing",
+        "load_state_dict(strict=False) loaded nothing",
+        "Every key of the state dict was unexpected: no name matched the model, usually "
+        "because the checkpoint was saved from a DistributedDataParallel/DataParallel "
+        "wrapper ('module.' prefix) or a compiled module ('_orig_mod.'). With strict=False "
+        "nothing fails; the model keeps its random weights.",
+        "Strip the prefix from the keys before loading, and check the returned "
+        "missing_keys and unexpected_keys.",
+    ),
+    _code(
         "GP120",
         "parameter_grad_zero",
         "a parameter's gradient is zero everywhere",
