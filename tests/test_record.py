@@ -721,6 +721,7 @@ def _registries() -> dict[str, object]:
         "from_numpy": torch.from_numpy,
         "optimizer_init": torch.optim.Optimizer.__dict__["__init__"],
         "load_state_dict": torch.nn.Module.__dict__["load_state_dict"],
+        "clip": torch.nn.utils.clip_grad_norm_,
         "no_grad": torch.no_grad.__dict__["__enter__"],
         "grad_scaler": torch.amp.GradScaler.__dict__["scale"],
         "prune_apply": prune.BasePruningMethod.__dict__["apply"],
@@ -1455,3 +1456,59 @@ def test_freezing_state_dict_copies_and_prefixed_loads_are_named(tmp_path: Path)
     (freeze,) = [f for f in findings if f.code == "GP111"]
     assert roles(freeze)["cause"] == [line_of(text, "tensor.requires_grad = False")]
     assert freeze.details["parameters"] == ["0.weight", "0.bias"]
+
+
+def test_targets_with_grad_early_clipping_and_rounded_losses_are_named(
+    tmp_path: Path,
+) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        q_net = nn.Linear(4, 2)
+        opt = torch.optim.SGD(q_net.parameters(), lr=0.01)
+        for step in range(2):
+            s, s_next = torch.randn(8, 4), torch.randn(8, 4)
+            target = 1.0 + 0.9 * q_net(s_next).max(1)[0]
+            opt.zero_grad()
+            nn.utils.clip_grad_norm_(q_net.parameters(), max_norm=1.0)
+            F.mse_loss(q_net(s).max(1)[0], target).backward()
+            opt.step()
+
+        model = nn.Linear(5, 1)
+        pred = torch.round(torch.sigmoid(model(torch.randn(16, 5))))
+        F.l1_loss(pred, torch.ones(16, 1)).backward()
+        """,
+    )
+    assert status == 0
+    by_code = {f.code: roles(f)["cause"] for f in findings}
+    assert by_code["GP118"] == [line_of(text, "target = 1.0")]
+    assert by_code["GP119"] == [line_of(text, "clip_grad_norm_")]
+    assert by_code["GP120"] == [line_of(text, "torch.round(")]
+
+
+def test_detached_targets_and_clipping_after_backward_are_fine(tmp_path: Path) -> None:
+    findings, _, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        q_net = nn.Linear(4, 2)
+        opt = torch.optim.SGD(q_net.parameters(), lr=0.01)
+        for step in range(2):
+            s, s_next = torch.randn(8, 4), torch.randn(8, 4)
+            with torch.no_grad():
+                target = 1.0 + 0.9 * q_net(s_next).max(1)[0]
+            opt.zero_grad()
+            F.mse_loss(q_net(s).max(1)[0], target).backward()
+            nn.utils.clip_grad_norm_(q_net.parameters(), max_norm=1.0)
+            opt.step()
+        """,
+    )
+    assert status == 0
+    assert [f.code for f in findings] == []

@@ -627,7 +627,80 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(_leaf_backwards(events))
     findings.extend(empty_loads(events))
     findings.extend(copy_freezes(events, list(modules)))
+    findings.extend(_grad_targets(events))
+    findings.extend(_early_clips(events))
+    findings.extend(_flat_gradients(events, list(modules)))
     return findings
+
+
+def _grad_targets(events: Events) -> list[Finding]:
+    if not any(b.error is None for b in events.backwards):
+        return []
+    return [
+        make_finding(
+            "GP118",
+            message=(
+                f"{op} at {_where(line)} was given a target that requires grad"
+                + (f" (computed at {_where(origin)})" if origin else "")
+                + ": backward() also differentiates through the target, so the model is "
+                "pushed to move its targets toward its predictions (a DQN's TD target, an "
+                "EMA teacher, a stop-gradient branch). Compute the target under "
+                "torch.no_grad() or pass target.detach()."
+            ),
+            node=op,
+            locations=_locations((origin or line, "cause"), (line, "read")),
+        )
+        for line, origin, op in events.grad_targets[:1]
+    ]
+
+
+def _early_clips(events: Events) -> list[Finding]:
+    if not events.steps or not events.early_clips:
+        return []
+    line = events.early_clips[0]
+    return [
+        make_finding(
+            "GP119",
+            message=(
+                f"Gradient clipping at {_where(line)} ran when no backward() had produced "
+                "gradients for the next optimizer step: it clipped stale or zeroed gradients, "
+                "and the ones step() applies are not clipped at all. Clip between "
+                "loss.backward() and optimizer.step()."
+            ),
+            locations=_locations((line, "cause")),
+        )
+    ]
+
+
+def _flat_gradients(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+    """GP120 when every parameter gradient of a model is exactly zero and the forward went
+    through an op whose derivative is zero (round, floor, sign, ...)."""
+    if not events.flat_ops or not any(b.error is None for b in events.backwards):
+        return []
+    flat = False
+    for top in _top_modules(modules):
+        grads = [p.grad for p in top.parameters() if p.grad is not None]
+        if grads and not any(bool(g.count_nonzero()) for g in grads):
+            flat = True  # a model that got gradients, all of them exactly zero
+            break
+    if not flat:
+        return []
+    line, op = events.flat_ops[0]
+    return [
+        make_finding(
+            "GP120",
+            message=(
+                f"Every parameter gradient of a model is exactly zero, and the forward pass "
+                "went through "
+                f"{op} at {_where(line)}, whose derivative is zero everywhere it exists: "
+                "nothing before it can learn. Use a differentiable relaxation there (the "
+                "probabilities themselves, or a straight-through estimator "
+                "x + (x.round() - x).detach())."
+            ),
+            node=op,
+            locations=_locations((line, "cause")),
+        )
+    ]
 
 
 def _leaf_backwards(events: Events) -> list[Finding]:

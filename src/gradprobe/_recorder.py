@@ -207,6 +207,14 @@ class Events:
     leaf_backwards: list[tuple[int, SourceLine | None, SourceLine | None]] = field(
         default_factory=list
     )
+    # losses given a target that requires grad: (loss line, where the target came from, op)
+    grad_targets: list[tuple[SourceLine | None, SourceLine | None, str]] = field(
+        default_factory=list
+    )
+    # round/floor/sign/... applied to values that require grad: (line, op)
+    flat_ops: list[tuple[SourceLine | None, str]] = field(default_factory=list)
+    # clip_grad_norm_/clip_grad_value_ called with no fresh gradients: lines
+    early_clips: list[SourceLine | None] = field(default_factory=list)
     # ops that refused an inference tensor: (line, cuts that made the tensor)
     inference_uses: list[tuple[SourceLine | None, tuple[int, ...]]] = field(default_factory=list)
     # Tensor.register_hook calls by the hook's __name__: (register line, the line the hook
@@ -262,6 +270,38 @@ def _NUMPY_EXIT() -> None:
 
 
 _NUMPY_EXIT.__name__ = "numpy"
+_F = torch.nn.functional
+# losses whose second argument is a target that should not carry gradients
+_LOSS_TARGETS = frozenset(
+    getattr(_F, name)
+    for name in (
+        "mse_loss",
+        "l1_loss",
+        "smooth_l1_loss",
+        "huber_loss",
+        "kl_div",
+        "binary_cross_entropy",
+        "binary_cross_entropy_with_logits",
+        "cross_entropy",
+    )
+    if hasattr(_F, name)
+)
+# differentiable ops whose derivative is zero almost everywhere
+_ZERO_DERIVATIVE = frozenset(
+    f
+    for f in (
+        torch.round,
+        torch.floor,
+        torch.ceil,
+        torch.sign,
+        torch.trunc,
+        torch.Tensor.round,
+        torch.Tensor.floor,
+        torch.Tensor.ceil,
+        torch.Tensor.sign,
+        torch.Tensor.trunc,
+    )
+)
 _INFERENCE_SAVED = "Inference tensors cannot be saved for backward"
 _PLAIN, _INPLACE, _SETITEM, _BACKWARD, _AUTOGRAD_GRAD, _GRAD_READ, _SCALAR, _PRIVATE = range(8)
 _kinds: dict[Any, int] = {}
@@ -545,6 +585,12 @@ class RecorderMode(TorchFunctionMode):
                     if line is False:
                         line = _user_line(sys._getframe(1))
                     self._write(func, target, was, now, line)
+        if grad_in and func in _LOSS_TARGETS:
+            self._loss_target(func, args, kwargs)
+        elif grad_in and func in _ZERO_DERIVATIVE and len(events.flat_ops) < 100:
+            if line is False:
+                line = _user_line(sys._getframe(1))
+            events.flat_ops.append((line, _names(func)))
         if kind == _GRAD_READ:
             if result is None and args and isinstance(args[0], torch.Tensor):
                 tensor = args[0]
@@ -825,6 +871,34 @@ class RecorderMode(TorchFunctionMode):
         assert self.last_exit is not None
         line, cuts = self.last_exit
         return cuts | {self._cut(_NUMPY_EXIT, "numpy", line)}
+
+    def _loss_target(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """A loss whose target requires grad: note where the target's graph comes from."""
+        target = kwargs.get("target", args[1] if len(args) > 1 else None)
+        if not isinstance(target, torch.Tensor) or not target.requires_grad:
+            return
+        events = self.events
+        line = _user_line(sys._getframe(2))
+        if any(seen == line for seen, _, _ in events.grad_targets):
+            return
+        # The target's origin: the first node below it made inside a module (the line that
+        # called the model, `q_net(s_next)`), else the target's own node.
+        origin: SourceLine | None = None
+        fn = _grad_fn(target)
+        queue = [fn] if fn is not None else []
+        for _ in range(200):
+            if not queue:
+                break
+            node = queue.pop(0)
+            record = events.nodes.get((node.name(), node._sequence_nr()))
+            if record is not None:
+                if record.outer_line is not None:
+                    origin = record.outer_line
+                    break
+                if origin is None:
+                    origin = record.line
+            queue.extend(child for child, _ in node.next_functions if child is not None)
+        events.grad_targets.append((line, origin, _names(func)))
 
     def _inference_use(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """An op refused a tensor made under inference_mode: note it and where it was cut."""
@@ -1220,6 +1294,28 @@ def patches(mode: RecorderMode) -> Iterator[None]:
             torch.nn.Module.load_state_dict = load_slot  # type: ignore[method-assign]
 
         undo.append(restore_load)
+
+        # Gradient clipping before backward() clips the gradients about to be replaced.
+        clip_module = torch.nn.utils.clip_grad
+        for clip_name in ("clip_grad_norm_", "clip_grad_value_"):
+            for owner in (torch.nn.utils, clip_module):
+                original_clip = owner.__dict__.get(clip_name)
+                if original_clip is None:
+                    continue
+
+                def clip(*args: Any, __original: Any = original_clip, **kwargs: Any) -> Any:
+                    if not events.grads_pending and len(events.early_clips) < 10:
+                        events.early_clips.append(_user_line(sys._getframe(1)))
+                    return __original(*args, **kwargs)
+
+                setattr(owner, clip_name, clip)
+
+                def restore_clip(
+                    owner: Any = owner, name: str = clip_name, original: Any = original_clip
+                ) -> None:
+                    setattr(owner, name, original)
+
+                undo.append(restore_clip)
 
         # Optimizer construction: which parameters it collected, and when.
         optimizer_init = torch.optim.Optimizer.__init__

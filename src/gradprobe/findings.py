@@ -449,6 +449,25 @@ _ALL = (
         "missing_keys and unexpected_keys.",
     ),
     _code(
+        "GP118",
+        "loss_target_requires_grad",
+        "a loss was given a target that requires grad",
+        "The target of mse_loss/l1_loss/kl_div/... carries a graph, so backward() also "
+        "moves whatever computed it: a DQN's TD target from the online network, an EMA "
+        "teacher run with gradients, a missing stop-gradient. Old PyTorch refused this; "
+        "today it runs and trains the wrong thing.",
+        "Compute the target under torch.no_grad(), or pass target.detach().",
+    ),
+    _code(
+        "GP119",
+        "clip_before_backward",
+        "gradients were clipped before backward()",
+        "clip_grad_norm_/clip_grad_value_ ran before the backward() whose gradients the next "
+        "optimizer step applies, so it clipped old or zeroed gradients and the step is "
+        "unclipped.",
+        "Call the clipping function after loss.backward() and before optimizer.step().",
+    ),
+    _code(
         "GP120",
         "parameter_grad_zero",
         "a parameter's gradient is zero everywhere",
