@@ -1512,3 +1512,33 @@ def test_detached_targets_and_clipping_after_backward_are_fine(tmp_path: Path) -
     )
     assert status == 0
     assert [f.code for f in findings] == []
+
+
+def test_custom_function_returning_none_for_a_weight_names_its_return(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+
+        class Scaled(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, weight):
+                ctx.save_for_backward(x, weight)
+                return x @ weight.t()
+
+            @staticmethod
+            def backward(ctx, grad_out):
+                x, weight = ctx.saved_tensors
+                return grad_out @ weight, None
+
+        weight = torch.nn.Parameter(torch.randn(3, 4))
+        x = torch.randn(5, 4, requires_grad=True)
+        Scaled.apply(x, weight).sum().backward()
+        frozen = torch.randn(3, 4)  # no grad needed: None is right for it
+        Scaled.apply(torch.randn(5, 4, requires_grad=True), frozen).sum().backward()
+        """,
+    )
+    assert status == 0
+    (finding,) = [f for f in findings if f.code == "GP122"]
+    assert roles(finding)["cause"] == [line_of(text, "return grad_out @ weight, None")]
+    assert finding.details == {"function": "Scaled", "inputs": [1]}

@@ -627,10 +627,35 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(_leaf_backwards(events))
     findings.extend(empty_loads(events))
     findings.extend(copy_freezes(events, list(modules)))
+    findings.extend(_none_grads(events))
     findings.extend(_grad_targets(events))
     findings.extend(_early_clips(events))
     findings.extend(_flat_gradients(events, list(modules)))
     return findings
+
+
+def _none_grads(events: Events) -> list[Finding]:
+    return [
+        make_finding(
+            "GP122",
+            message=(
+                f"{name}.backward returned None for input"
+                f"{'s' if len(missing) > 1 else ''} {', '.join(str(i) for i in missing)} of its "
+                "forward"
+                + (f" (at {_where(line)})" if line else "")
+                + ", although "
+                + ("they need" if len(missing) > 1 else "it needs")
+                + " a gradient: autograd takes None as zero, so whatever is behind "
+                + ("them" if len(missing) > 1 else "it")
+                + " (a parameter) silently gets no gradient. Return the gradient for every "
+                "input with ctx.needs_input_grad[i] True."
+            ),
+            node=f"{name}Backward",
+            locations=_locations((line, "cause")),
+            details={"function": name, "inputs": missing},
+        )
+        for name, missing, line in events.none_grads[:1]
+    ]
 
 
 def _grad_targets(events: Events) -> list[Finding]:

@@ -211,6 +211,9 @@ class Events:
     grad_targets: list[tuple[SourceLine | None, SourceLine | None, str]] = field(
         default_factory=list
     )
+    # custom Functions whose backward returned None for inputs that need a gradient:
+    # (Function name, input positions, the backward's return line)
+    none_grads: list[tuple[str, list[int], SourceLine | None]] = field(default_factory=list)
     # round/floor/sign/... applied to values that require grad: (line, op)
     flat_ops: list[tuple[SourceLine | None, str]] = field(default_factory=list)
     # clip_grad_norm_/clip_grad_value_ called with no fresh gradients: lines
@@ -270,6 +273,7 @@ def _NUMPY_EXIT() -> None:
 
 
 _NUMPY_EXIT.__name__ = "numpy"
+_CUSTOM_NODE = torch.autograd.function.BackwardCFunction
 _F = torch.nn.functional
 # losses whose second argument is a target that should not carry gradients
 _LOSS_TARGETS = frozenset(
@@ -807,6 +811,8 @@ class RecorderMode(TorchFunctionMode):
             )
             if self.check_nan and key[0] in _RISKY and events.nan_node is None:
                 node.register_hook(self._nan_watch(key))
+            if isinstance(node, _CUSTOM_NODE) and len(events.none_grads) < 10:
+                node.register_hook(self._none_watch(node))
             band = sequence // _BAND
             hold = None
             for child, _ in node.next_functions:
@@ -871,6 +877,27 @@ class RecorderMode(TorchFunctionMode):
         assert self.last_exit is not None
         line, cuts = self.last_exit
         return cuts | {self._cut(_NUMPY_EXIT, "numpy", line)}
+
+    def _none_watch(self, node: Any) -> Callable[..., None]:
+        """A custom Function's backward that returns None for an input that needs a
+        gradient: the parameter behind it silently gets none."""
+        needs = [child is not None for child, _ in node.next_functions]
+        function = getattr(node, "_forward_cls", None)
+        events = self.events
+
+        def watch(grad_inputs: tuple[Any, ...], _grad_outputs: tuple[Any, ...]) -> None:
+            missing = [
+                index
+                for index, (grad, needed) in enumerate(zip(grad_inputs, needs, strict=False))
+                if grad is None and needed
+            ]
+            if missing and len(events.none_grads) < 10:
+                backward = getattr(function, "backward", None)
+                events.none_grads.append(
+                    (getattr(function, "__name__", "Function"), missing, _return_line(backward))
+                )
+
+        return watch
 
     def _loss_target(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """A loss whose target requires grad: note where the target's graph comes from."""

@@ -490,6 +490,16 @@ _ALL = (
         "gradient and its shape), or make the hook return None if it should only observe.",
     ),
     _code(
+        "GP122",
+        "custom_function_returned_none",
+        "a custom Function returned no gradient for an input that needs one",
+        "autograd.Function.backward returned None for an input that requires grad. Autograd "
+        "treats None as a zero gradient without a warning, so a parameter passed through the "
+        "Function never trains.",
+        "Return a gradient for each input whose ctx.needs_input_grad[i] is True (None only "
+        "for the others), and check the Function with torch.autograd.gradcheck.",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",
