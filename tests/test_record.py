@@ -1542,3 +1542,28 @@ def test_custom_function_returning_none_for_a_weight_names_its_return(tmp_path: 
     (finding,) = [f for f in findings if f.code == "GP122"]
     assert roles(finding)["cause"] == [line_of(text, "return grad_out @ weight, None")]
     assert finding.details == {"function": "Scaled", "inputs": [1]}
+
+
+def test_per_sample_gradients_with_vmap_of_grad_record_cleanly(tmp_path: Path) -> None:
+    # The backward inside vmap(grad(...)) runs the recorder's node hooks on batched
+    # gradients, where looking at values is an error.
+    findings, _, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        from torch.func import functional_call, grad, vmap
+
+        model = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 1))
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def loss_fn(p, x, y):
+            return ((functional_call(model, p, (x.unsqueeze(0),)) - y) ** 2).mean()
+
+        x, y = torch.randn(10, 5), torch.randn(10, 1)
+        per_sample = vmap(grad(loss_fn), in_dims=(None, 0, 0))(params, x, y)
+        assert per_sample["0.weight"].shape == (10, 8, 5)
+        """,
+    )
+    assert status == 0
+    assert [f.code for f in findings] == []

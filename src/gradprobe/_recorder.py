@@ -852,8 +852,8 @@ class RecorderMode(TorchFunctionMode):
                 return
             outs = [g for g in grad_outputs if isinstance(g, torch.Tensor)]
             ins = [g for g in grad_inputs if isinstance(g, torch.Tensor)]
-            if not ins or any(g.device.type != "cpu" for g in ins + outs):
-                return
+            if not ins or not all(g.device.type == "cpu" and _checkable(g) for g in ins + outs):
+                return  # on accelerators it would sync; under vmap it cannot look at values
             if all(_finite(g) for g in outs) and not all(_finite(g) for g in ins):
                 events.nan_node = key
 
@@ -1034,9 +1034,10 @@ class RecorderMode(TorchFunctionMode):
                 hook(event, roots, args, kwargs)
             raise
         events = self.events
-        if not create and not _from_torch_driver(sys._getframe(1)):
-            # Higher-order steps (Hessians, penalties, MAML) build on old graphs on purpose,
-            # and autograd.functional/gradcheck/torch.func run their own passes.
+        if kind == _BACKWARD and not create and not _from_torch_driver(sys._getframe(1)):
+            # autograd.grad and higher-order steps (Hessians, Newton steps, penalties, MAML)
+            # build on their graphs on purpose, and autograd.functional/gradcheck/torch.func
+            # run their own passes: only a plain backward() ends a graph's use.
             events.last_backward = next(self.order)
         if kind == _BACKWARD:  # autograd.grad returns gradients; it fills no .grad
             events.grads_pending = True
@@ -1062,7 +1063,7 @@ class RecorderMode(TorchFunctionMode):
             grad = leaf.grad
             if grad is None or not grad.is_floating_point() or grad.device.type != "cpu":
                 continue
-            if not _finite(grad):
+            if _checkable(grad) and not _finite(grad):
                 events.nan_grads.append(
                     (id(leaf), _describe(leaf), tuple(leaf.shape), bool(torch.isnan(grad).any()))
                 )
