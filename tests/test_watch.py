@@ -687,3 +687,16 @@ def test_an_additive_attention_mask_input_is_not_bad_data() -> None:
     with watch(model) as session:
         model(nan_input, causal)
     assert [f.code for f in session.findings()] == ["GP201"]
+
+
+def test_a_bias_cancelled_by_batchnorm_is_not_a_vanishing_gradient() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 20), nn.BatchNorm1d(20), nn.ReLU(), nn.Linear(20, 1))
+    with watch(model) as session:
+        model(torch.randn(64, 5)).pow(2).mean().backward()
+    assert float(model[0].bias.grad.norm()) < 1e-6  # cancelled by the batch mean
+    assert [f.code for f in session.findings()] == []
+    with watch(model, vanishing=1e3) as session:  # the check itself still runs
+        model(torch.randn(64, 5)).pow(2).mean().backward()
+    (finding,) = [f for f in session.findings() if f.code == "GP204"]
+    assert "0.bias" not in finding.details["norms"]

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -308,6 +309,23 @@ def watch_findings(
     return found
 
 
+_CANCELS_BIAS = ("BatchNorm", "InstanceNorm")
+
+
+def _biases_before_norm(records: Sequence[StepRecord]) -> set[str]:
+    """Biases of modules whose output goes straight into BatchNorm/InstanceNorm, which
+    subtracts the per-channel mean: their gradient is zero up to rounding, by design."""
+    for record in reversed(records):
+        seen = [(a.module, a.type) for a in record.activations if a.type != "input"]
+        if seen:
+            return {
+                f"{name}.bias"
+                for (name, _), (_, after) in itertools.pairwise(seen)
+                if after.startswith(_CANCELS_BIAS)
+            }
+    return set()
+
+
 def _vanishing(
     records: Sequence[StepRecord], thresholds: Thresholds, parameter_order: Sequence[str]
 ) -> list[Finding]:
@@ -319,7 +337,12 @@ def _vanishing(
         }
         if not norms:
             continue
-        small = {name: norm for name, norm in norms.items() if norm < thresholds.vanishing}
+        cancelled = _biases_before_norm(records)
+        small = {
+            name: norm
+            for name, norm in norms.items()
+            if norm < thresholds.vanishing and name not in cancelled
+        }
         if not small:
             return []
         order = {name: i for i, name in enumerate(parameter_order)}
