@@ -1243,6 +1243,7 @@ def patches(mode: RecorderMode) -> Iterator[None]:
                     value is False
                     and not isinstance(self, torch.nn.Parameter)
                     and len(events.copy_freezes) < _MAX_EVENTS
+                    and is_user_file(sys._getframe(1).f_code.co_filename)  # not torch.load's
                 ):  # state_dict()[k].requires_grad = False: a detached copy, not the parameter
                     events.copy_freezes.append((_user_line(sys._getframe(1)), _storage(self)))
             elif name not in _TENSOR_ATTRS and not name.startswith("_"):
