@@ -1325,7 +1325,8 @@ def test_correct_idioms_that_look_like_bugs_give_no_findings(tmp_path: Path) -> 
         buffer = io.BytesIO()  # unpickling sets requires_grad on fresh tensors: not a freeze
         torch.save(D, buffer)
         buffer.seek(0)
-        torch.load(buffer, weights_only=False)(torch.randn(2, 4)).sum().backward()
+        loaded = torch.load(buffer, weights_only=False)
+        loaded(torch.randn(2, 4)).sum().backward()
 
         w = torch.randn(5, requires_grad=True)
         for inner in range(2):  # MAML: differentiate through an inner step
