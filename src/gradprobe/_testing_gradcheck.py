@@ -101,7 +101,7 @@ def function_of(fn: object) -> type[Function] | None:
     """The custom Function class when ``fn`` is its ``apply`` (``Cube.apply``), else None."""
     owner = getattr(fn, "__self__", None)
     if (
-        inspect.ismethod(fn)
+        (inspect.ismethod(fn) or inspect.isbuiltin(fn))  # torch 2.14: a C classmethod
         and isinstance(owner, type)
         and issubclass(owner, Function)
         and fn.__name__ == "apply"
