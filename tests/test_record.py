@@ -1415,20 +1415,24 @@ def test_layers_no_optimizer_updates_are_named(tmp_path: Path) -> None:
         class MLP(nn.Module):
             def __init__(self):
                 super().__init__()
+                self.inp = nn.Linear(6, 6)
                 self.hidden = [nn.Linear(6, 6)]
                 self.out = nn.Linear(6, 1)
 
             def forward(self, x):
-                return self.out(torch.relu(self.hidden[0](x)))
+                return self.out(torch.relu(self.hidden[0](self.inp(x))))
 
         model = MLP()
         model.extra = nn.Linear(6, 6)  # built before the optimizer, left out on purpose
-        opt = torch.optim.SGD([*model.out.parameters()], lr=0.1)
+        chosen = [p for n, p in model.named_parameters() if not n.startswith("extra")]
+        opt = torch.optim.SGD(chosen, lr=0.1)
         model.out = nn.Linear(6, 1)
+        probe = nn.Linear(3, 1)  # made after the optimizer, but no part of the model
         for _ in range(2):
             opt.zero_grad()
             (model(torch.randn(4, 6)) + model.extra(torch.randn(4, 6)).sum()).pow(2).mean().backward()
             opt.step()
+        probe(torch.randn(2, 3)).sum().backward()
         """,
     )
     assert status == 0

@@ -1166,6 +1166,7 @@ def optimizer_coverage(
     made = [
         events.optimizer_lines[id(opt)] for opt in optimizers if id(opt) in events.optimizer_lines
     ]
+    tops = _top_modules(modules)
     found: list[Finding] = []
     for module in modules:
         missed = [
@@ -1193,6 +1194,13 @@ def optimizer_coverage(
             earlier = [m for m in made if order is not None and m[0] < order]
             if not earlier:
                 continue  # built before the optimizer and left out: a choice, not this bug
+            if not any(
+                top is not module
+                and any(m is module for m in top.modules())
+                and any(id(p) in held for p in top.parameters())
+                for top in tops
+            ):
+                continue  # not part of a model the optimizer trains: a separate computation
             where = max(earlier)[1]
             message = (
                 f"The {kind} made at {_where(line)} gets gradients ({', '.join(missed)}) but "
