@@ -700,3 +700,19 @@ def test_a_bias_cancelled_by_batchnorm_is_not_a_vanishing_gradient() -> None:
         model(torch.randn(64, 5)).pow(2).mean().backward()
     (finding,) = [f for f in session.findings() if f.code == "GP204"]
     assert "0.bias" not in finding.details["norms"]
+
+
+def test_pass_through_modules_skip_checks_between_samples_but_nan_is_still_placed() -> None:
+    class Bad(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x / 0.0 * 0.0  # NaN made here
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), Bad(), nn.ReLU(), nn.Linear(4, 2))
+    with watch(model, sample_every=100) as session:
+        model(torch.randn(3, 4)).sum()  # step 0: sampled, everything recorded
+        model(torch.randn(3, 4)).sum()  # step 1: the ReLUs are not checked
+    history = session.to_dict()["history"]
+    assert {a["module"] for a in history[0]["activations"]} >= {"1", "3"}
+    assert not {a["module"] for a in history[1]["activations"]} & {"1", "3"}
+    (finding,) = [f for f in session.findings() if f.code == "GP201"]
+    assert finding.module == "2"  # Bad, not the ReLU after it

@@ -67,6 +67,26 @@ _STEP_ON = ("forward", "optimizer", "manual")
 # gradprobe._deepfree); holding every 500th node we touch keeps any cascade short.
 _PROTECT_EVERY = _deepfree.BAND // 2
 _RELU_TYPES: tuple[type[nn.Module], ...] = (nn.ReLU, nn.ReLU6)
+# Modules whose output (and whose input's gradient) cannot turn non-finite when what comes
+# in is finite: between sampled steps their outputs need no NaN/Inf check of their own, a
+# NaN there comes from upstream and is caught there or at the next module.
+_PASS_THROUGH: tuple[type[nn.Module], ...] = (
+    nn.ReLU,
+    nn.ReLU6,
+    nn.LeakyReLU,
+    nn.Hardtanh,
+    nn.Sigmoid,
+    nn.Tanh,
+    nn.Dropout,
+    nn.Dropout1d,
+    nn.Dropout2d,
+    nn.Dropout3d,
+    nn.Identity,
+    nn.MaxPool1d,
+    nn.MaxPool2d,
+    nn.MaxPool3d,
+    nn.Flatten,
+)
 _STRIDED = torch.strided
 _aminmax = torch.aminmax
 _FOLD_CHUNK = 16  # steps evicted from the history together (see _evict)
@@ -209,6 +229,10 @@ class WatchSession:
         )
         self._param_owner = tuple(param_owner)
         self._relu = (*(isinstance(module, _RELU_TYPES) for _, module in chosen), False)
+        self._pass_through = (
+            *(type(module) in _PASS_THROUGH for _, module in chosen),
+            False,
+        )
         self._sources = _forward_sources(chosen)
         self._closed = False
         self._buffer: StepBuffer | None = None
@@ -501,6 +525,8 @@ class WatchSession:
         tensor: Tensor,
         grads: bool = True,
     ) -> None:
+        if not step.sampled and self._pass_through[index]:
+            return  # NaN/Inf cannot start here; sampled steps still record full statistics
         if not tensor.is_floating_point() or tensor.layout is not _STRIDED:
             return
         data = tensor.detach()
