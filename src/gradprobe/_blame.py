@@ -30,6 +30,7 @@ from gradprobe._recorder import (
     SourceLine,
     Write,
     _grad_fn,
+    _storage,
 )
 from gradprobe.check import FREED_ERROR, check, parse_version_error
 from gradprobe.findings import Finding, Location, LocationRole, make_finding
@@ -1078,7 +1079,7 @@ def copy_freezes(events: Events, modules: Sequence[torch.nn.Module]) -> list[Fin
     params: dict[int, tuple[str, torch.nn.Parameter]] = {}
     for top in _top_modules(modules):
         for name, param in top.named_parameters():
-            params.setdefault(_storage_of(param), (name, param))
+            params.setdefault(_storage(param), (name, param))
     hits = [
         (line, params[storage][0])
         for line, storage in events.copy_freezes
@@ -1103,13 +1104,6 @@ def copy_freezes(events: Events, modules: Sequence[torch.nn.Module]) -> list[Fin
             details={"parameters": names},
         )
     ]
-
-
-def _storage_of(tensor: torch.Tensor) -> int:
-    try:
-        return tensor.untyped_storage().data_ptr()
-    except (RuntimeError, NotImplementedError):
-        return 0
 
 
 def empty_loads(events: Events) -> list[Finding]:
