@@ -50,7 +50,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from gradprobe import _deepfree
-from gradprobe._source import is_user_file
+from gradprobe._source import is_gradprobe_file, is_user_file
 from gradprobe.trace import trace as _trace
 
 __all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine", "patches"]
@@ -341,7 +341,6 @@ def _kind(func: Any) -> int:
     return kind
 
 
-_OWN_DIR = str(Path(__file__).resolve().parent) + os.sep
 _THIS_FILE = __file__
 _ours: dict[CodeType, bool] = {}
 
@@ -351,8 +350,7 @@ def _is_ours(code: CodeType) -> bool:
     user's and are not recorded."""
     verdict = _ours.get(code)
     if verdict is None:
-        path = str(Path(code.co_filename).resolve())
-        verdict = _ours[code] = path.startswith(_OWN_DIR) and not is_user_file(path)
+        verdict = _ours[code] = is_gradprobe_file(code.co_filename)
     return verdict
 
 

@@ -22,7 +22,14 @@ import torch
 
 from gradprobe.findings import Location, LocationRole
 
-__all__ = ["is_user_file", "location_of", "traceback_location", "user_frame", "user_location"]
+__all__ = [
+    "is_gradprobe_file",
+    "is_user_file",
+    "location_of",
+    "traceback_location",
+    "user_frame",
+    "user_location",
+]
 
 
 def _dirs() -> tuple[str, ...]:
@@ -57,6 +64,15 @@ def is_user_file(filename: str) -> bool:
             verdict = real == _DEMO or (not real.startswith(_SKIP_DIRS) and real not in _SKIP_FILES)
         _verdicts[filename] = verdict
     return verdict
+
+
+_OWN_DIR = str(Path(__file__).resolve().parent) + os.sep
+
+
+def is_gradprobe_file(filename: str) -> bool:
+    """True for a file of gradprobe's own package (not its demo, tests or examples)."""
+    path = str(Path(filename).resolve())
+    return path.startswith(_OWN_DIR) and not is_user_file(path)
 
 
 def user_frame(depth: int = 1) -> FrameType | None:

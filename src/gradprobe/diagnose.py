@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from gradprobe._source import is_user_file
+from gradprobe._source import is_gradprobe_file
 from gradprobe.errors import GradprobeValueError
 from gradprobe.findings import Finding
 from gradprobe.record import record
@@ -124,13 +124,7 @@ def _print_script_error(error: BaseException) -> None:
 
 
 def _runner_frame(filename: str) -> bool:
-    if filename.startswith("<frozen runpy"):
-        return True
-    path = str(Path(filename).resolve())
-    return path.startswith(_OWN_DIR) and not is_user_file(path)
-
-
-_OWN_DIR = str(Path(__file__).resolve().parent) + os.sep
+    return filename.startswith("<frozen runpy") or is_gradprobe_file(filename)
 
 
 def _exit_status(code: object) -> int:
