@@ -115,7 +115,7 @@ class Gain(nn.Module):
         return x * self.gain
 
 
-def test_unsampled_steps_keep_min_max_only() -> None:
+def test_unsampled_steps_keep_only_the_sum_that_checks_for_nan() -> None:
     model = nn.Sequential(nn.Linear(3, 2), Gain())
     x = torch.randn(4, 3)
     with watch(model, sample_every=3) as session:
@@ -126,12 +126,65 @@ def test_unsampled_steps_keep_min_max_only() -> None:
     out = model(x).detach()
     for record in session.history:
         stats = record.activations[-1].stats
-        assert (stats.min, stats.max) == (out.min().item(), out.max().item())
-        assert (stats.mean is None) == (not record.sampled)
+        assert stats.total == pytest.approx(out.sum().item(), rel=1e-6)
+        if record.sampled:
+            assert (stats.min, stats.max) == (out.min().item(), out.max().item())
+            assert stats.mean is not None
+        else:
+            assert (stats.min, stats.max, stats.mean, stats.max_abs) == (None,) * 4
+        assert stats.finite
         grads = record.parameter_grads
-        assert set(grads) == {"0.weight", "0.bias", "1.gain"}  # min/max at every step
+        assert set(grads) == {"0.weight", "0.bias", "1.gain"}  # checked at every step
         assert (grads["1.gain"].norm is None) == (not record.sampled)
-        assert (grads["0.weight"].norm is None) == (not record.sampled)
+        assert (grads["0.weight"].total is None) == record.sampled
+
+
+@pytest.mark.parametrize(
+    ("values", "what"),
+    [
+        ([1.0, math.nan], "NaN (or +Inf and -Inf)"),
+        ([1.0, math.inf], "+Inf (or values whose sum overflows)"),
+        ([-math.inf, 1.0], "-Inf (or values whose sum overflows)"),
+        ([math.inf, -math.inf], "NaN (or +Inf and -Inf)"),
+    ],
+)
+def test_between_samples_every_kind_of_non_finite_value_is_caught(
+    values: list[float], what: str
+) -> None:
+    class Poison(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.values: list[float] | None = None
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if self.values is None:
+                return x
+            return torch.cat((x[:, 2:], x.new_tensor(self.values).expand(x.shape[0], 2)), 1)
+
+    poison = Poison()
+    model = nn.Sequential(nn.Linear(4, 4), poison, nn.Linear(4, 1))
+    with watch(model, sample_every=10) as session:
+        for step in range(4):
+            poison.values = values if step == 2 else None
+            model(torch.randn(3, 4))
+    record = session.history[2]
+    (hurt,) = [a for a in record.activations if a.module == "1"]
+    assert not hurt.stats.finite
+    assert hurt.stats.has_nan == ("NaN" in what)
+    (finding,) = [f for f in session.findings() if f.code == "GP201"]
+    assert (finding.module, finding.details["step"]) == ("1", 2)
+    assert f"held {what} at step 2" in finding.message
+    assert finding.details["min"] is None
+
+
+def test_half_precision_sums_do_not_overflow_into_a_false_inf() -> None:
+    big = torch.full((64, 64), 60000.0, dtype=torch.float16)  # sums to 2.5e8 > float16 max
+    model = nn.Sequential(nn.Identity(), nn.Linear(64, 1).half())
+    with watch(model, sample_every=10) as session:
+        for _ in range(3):
+            model(big)
+    assert [f.code for f in session.findings() if f.code == "GP201"] == []
+    assert session.history[1].activations[0].stats.total == pytest.approx(64 * 64 * 60000.0)
 
 
 def test_parameter_gradient_statistics_match_autograd() -> None:

@@ -22,12 +22,14 @@ class FakeWriter:
         self.scalars.append((tag, value, global_step))
 
 
-def _run(steps: int, nan_at: int | None = None) -> tuple[nn.Module, object, list[dict]]:
+def _run(
+    steps: int, nan_at: int | None = None, sample_every: int = 2
+) -> tuple[nn.Module, object, list[dict]]:
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     grads = []
-    session = watch(model, optimizer=opt, sample_every=2)
+    session = watch(model, optimizer=opt, sample_every=sample_every)
     for step in range(steps):
         opt.zero_grad()
         x = torch.randn(4, 3)
@@ -62,13 +64,14 @@ def test_json_round_trips_with_non_finite_numbers_as_strings() -> None:
     assert [f["code"] for f in data["findings"]][:2] == ["GP201", "GP202"]
     assert data["findings"][0]["details"]["step"] == 1
     step1 = data["history"][1]
-    assert step1["activations"][0]["stats"]["max"] == "inf"  # the input held +Inf
+    stats = step1["activations"][0]["stats"]  # the input held +Inf at an unsampled step
+    assert (stats["total"], stats["max"]) == ("inf", None)
     assert step1["gradients"] and step1["sampled"] is False
     assert data["options"]["modules"] == ["0", "1", "2"]
 
 
 def test_tensorboard_scalars_match_the_history_and_are_written_once() -> None:
-    _, session, grads = _run(3)
+    _, session, grads = _run(3, sample_every=1)
     writer = FakeWriter()
     written = session.to_tensorboard(writer)  # type: ignore[attr-defined]
     assert written == len(writer.scalars) > 0
@@ -79,8 +82,7 @@ def test_tensorboard_scalars_match_the_history_and_are_written_once() -> None:
         grads[0]["2.weight"].norm().item(), rel=1e-5
     )
     assert by_tag[("gradprobe/grad/0.bias/max_abs", 1)] == grads[1]["0.bias"].abs().max().item()
-    assert ("gradprobe/grad/0.bias/norm", 1) not in by_tag  # step 1 is not sampled
-    assert ("gradprobe/update_ratio/0.weight", 0) in by_tag
+    assert ("gradprobe/update_ratio/0.weight", 1) in by_tag
     assert ("gradprobe/activation/1/zero_fraction", 0) in by_tag
     assert session.to_tensorboard(writer) == 0  # type: ignore[attr-defined]
     session.close()  # type: ignore[attr-defined]
@@ -89,6 +91,16 @@ def test_tensorboard_scalars_match_the_history_and_are_written_once() -> None:
     other = FakeWriter()
     assert session.to_tensorboard(other, prefix="run1") == len(writer.scalars)  # type: ignore[attr-defined]
     assert all(tag.startswith("run1/") for tag, _, _ in other.scalars)
+
+
+def test_tensorboard_gets_nothing_from_steps_between_samples() -> None:
+    _, session, grads = _run(4, sample_every=2)
+    session.close()  # type: ignore[attr-defined]
+    writer = FakeWriter()
+    session.to_tensorboard(writer)  # type: ignore[attr-defined]
+    by_tag = {(tag, step): value for tag, value, step in writer.scalars}
+    assert {step for _, _, step in writer.scalars} == {0, 2}  # only the NaN check ran at 1, 3
+    assert by_tag[("gradprobe/grad/0.bias/max_abs", 2)] == grads[2]["0.bias"].abs().max().item()
 
 
 def test_tensorboard_needs_add_scalar() -> None:

@@ -137,7 +137,7 @@ def test_watch_after_the_first_compiled_call_records_gradients_and_says_why(
             compiled(torch.randn(5, 3)).sum().backward()
             grads.update({n: p.grad.clone() for n, p in model.named_parameters()})
 
-    session = watch(model)
+    session = watch(model, sample_every=1)
     with pytest.warns(GradprobeWarning, match="no forward hook of a watched module ever fired"):
         train()
     session.close()

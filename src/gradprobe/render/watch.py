@@ -65,6 +65,8 @@ def _nonfinite(stats: TensorStats) -> str:
 
 def _magnitude(stats: TensorStats) -> float:
     top = stats.max_abs
+    if top is None:  # between samples: only whether it was finite is known
+        return 0.0 if stats.finite else math.inf
     return math.inf if math.isnan(top) else top
 
 

@@ -57,9 +57,7 @@ def scalars(record: StepRecord, prefix: str) -> Iterator[tuple[str, float]]:
     for a in record.activations:
         stats = a.stats
         base = f"{prefix}/activation/{a.label}"
-        yield f"{base}/min", stats.min
-        yield f"{base}/max", stats.max
-        for name in ("mean", "std", "zero_fraction"):
+        for name in ("min", "max", "mean", "std", "zero_fraction"):
             value = getattr(stats, name)
             if value is not None:
                 yield f"{base}/{name}", float(value)
@@ -69,7 +67,8 @@ def scalars(record: StepRecord, prefix: str) -> Iterator[tuple[str, float]]:
         stats = g.stats
         group = "grad" if g.kind == "parameter" else "output_grad"
         base = f"{prefix}/{group}/{g.label}"
-        yield f"{base}/max_abs", stats.max_abs
+        if stats.max_abs is not None:
+            yield f"{base}/max_abs", stats.max_abs
         if stats.norm is not None:
             yield f"{base}/norm", stats.norm
         if stats.mean_abs is not None:

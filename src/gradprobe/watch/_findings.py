@@ -40,7 +40,11 @@ class Thresholds:
 
 @dataclass(frozen=True)
 class Hit:
-    """The first occurrence of something, at ``step``: an activation or a gradient."""
+    """The first occurrence of something, at ``step``: an activation or a gradient.
+
+    ``min`` and ``max`` are known on sampled steps; between them only ``total``, the sum
+    of the values that the NaN/Inf check looks at.
+    """
 
     step: int
     kind: Literal["activation", "output", "parameter"]
@@ -48,10 +52,11 @@ class Hit:
     type: str
     call: int
     output: str
-    min: float
-    max: float
+    min: float | None
+    max: float | None
     value: float = math.nan
     stats: TensorStats | None = None
+    total: float | None = None
 
     @property
     def label(self) -> str:
@@ -77,7 +82,7 @@ def _only_infinities(stats: Any) -> bool:
     (``generate_square_subsequent_mask``), not bad data."""
     if stats.nan_count is not None:
         return bool(stats.nan_count == 0)
-    return not any(isinstance(v, float) and math.isnan(v) for v in (stats.min, stats.max))
+    return not stats.has_nan
 
 
 def first_hits(records: Iterable[StepRecord], thresholds: Thresholds) -> dict[str, Hit]:
@@ -98,6 +103,7 @@ def first_hits(records: Iterable[StepRecord], thresholds: Thresholds) -> dict[st
                         a.stats.min,
                         a.stats.max,
                         stats=a.stats,
+                        total=a.stats.total,
                     )
                     break
         for g in record.gradients:
@@ -113,6 +119,7 @@ def first_hits(records: Iterable[StepRecord], thresholds: Thresholds) -> dict[st
                     g.stats.min,
                     g.stats.max,
                     stats=g.stats,
+                    total=g.stats.total,
                 )
             norm = g.stats.norm
             if (
@@ -136,7 +143,15 @@ def first_hits(records: Iterable[StepRecord], thresholds: Thresholds) -> dict[st
     return hits
 
 
-def _what(low: float, high: float) -> str:
+def _what(hit: Hit) -> str:
+    low, high = hit.min, hit.max
+    if low is None or high is None:
+        # Between samples only the sum is known: NaN from a NaN or from +Inf and -Inf
+        # together, ±Inf from an infinity or (rarely) from finite values that overflow it.
+        total = math.nan if hit.total is None else hit.total
+        if math.isnan(total):
+            return "NaN (or +Inf and -Inf)"
+        return ("+Inf" if total > 0 else "-Inf") + " (or values whose sum overflows)"
     if math.isnan(low) or math.isnan(high):
         return "NaN"
     if high == math.inf and low == -math.inf:
@@ -164,6 +179,7 @@ def _hit_details(hit: Hit) -> dict[str, object]:
         "output": hit.output,
         "min": hit.min,
         "max": hit.max,
+        "total": hit.total,
     }
     if hit.stats is not None:
         details["shape"] = list(hit.stats.shape)
@@ -203,13 +219,13 @@ def watch_findings(
             make_finding(
                 "GP201",
                 message=(
-                    f"The output of {who} held {_what(forward.min, forward.max)} at step "
+                    f"The output of {who} held {_what(forward)} at step "
                     f"{forward.step}{_counts(forward.stats)}: the first non-finite value "
                     "in forward order. What came before it in this step was finite, so "
                     "this module (or code between it and the previous watched module) "
                     "produced it."
                     if forward.type != "input"
-                    else f"The model's input held {_what(forward.min, forward.max)} at step "
+                    else f"The model's input held {_what(forward)} at step "
                     f"{forward.step}{_counts(forward.stats)}: the data is bad before any "
                     "module runs."
                 ),
@@ -225,7 +241,7 @@ def watch_findings(
         )
     backward = merged.get("backward")
     if backward is not None:
-        what = _what(backward.min, backward.max)
+        what = _what(backward)
         if backward.kind == "parameter":
             message = (
                 f"The gradient of parameter {backward.name!r} held {what} at step "

@@ -178,6 +178,7 @@ class Compacted:
                 fmm[2 * i : 2 * i + 2],
                 fsums[2 * i : 2 * i + 2] if fsums is not None else None,
                 fcounts[3 * i : 3 * i + 3] if fcounts is not None else None,
+                self.sampled,
             )
             activations.append(
                 OutputRecord(names.modules[index], names.types[index], call, path, stats)
@@ -194,7 +195,12 @@ class Compacted:
                 l1 = pl1[param_entry]
                 param_entry += 1
             stats = _grad_stats(
-                shape, dtype, bmm[2 * i : 2 * i + 2], bnorms[i] if bnorms is not None else None, l1
+                shape,
+                dtype,
+                bmm[2 * i : 2 * i + 2],
+                bnorms[i] if bnorms is not None else None,
+                l1,
+                self.sampled,
             )
             if kind == PARAMETER:
                 gradients.append(GradRecord("parameter", names.parameters[index], 0, "", stats))
@@ -230,8 +236,11 @@ def _activation_stats(
     minmax: list[float],
     sums: list[float] | None,
     counts: list[float] | None,
+    sampled: bool,
 ) -> TensorStats:
     shape = tuple(shape)
+    if not sampled:  # the pair is (total, total): the NaN/Inf probe
+        return TensorStats(shape, _dtype_name(dtype), total=minmax[0])
     if sums is None or counts is None:
         return TensorStats(shape, _dtype_name(dtype), minmax[0], minmax[1])
     n = math.prod(shape)
@@ -255,6 +264,7 @@ def _activation_stats(
         zero_fraction=(n - round(nonzero_not_nan) - nans) / n,
         nan_count=nans,
         inf_count=n - round(finite) - nans,
+        total=total,
     )
 
 
@@ -264,7 +274,10 @@ def _grad_stats(
     minmax: list[float],
     norm: float | None,
     l1: float | None,
+    sampled: bool,
 ) -> TensorStats:
+    if not sampled:  # the pair is (total, total): the NaN/Inf probe
+        return TensorStats(tuple(shape), _dtype_name(dtype), total=minmax[0])
     return TensorStats(
         tuple(shape),
         _dtype_name(dtype),

@@ -3,9 +3,10 @@
 A :class:`StepRecord` per step holds the statistics of every floating-point tensor that a
 watched module returned (:class:`OutputRecord`, forward order) and of every gradient that
 flowed into those outputs or into a watched parameter (:class:`GradRecord`, the order in
-which backward produced them). :class:`TensorStats` always has ``min`` and ``max``; the
-fuller statistics (mean, std, zeros, NaN/Inf counts, norms) are ``None`` on steps that were
-not sampled.
+which backward produced them). On sampled steps :class:`TensorStats` has ``min``, ``max``
+and the fuller statistics (mean, std, zeros, NaN/Inf counts, norms); on the steps between
+them it has only ``total``, the sum of the values, which is what the every-step NaN/Inf
+check looks at (``finite`` works on both).
 
 Example:
     >>> stats = TensorStats(shape=(2, 3), dtype="float32", min=-1.0, max=float("nan"))
@@ -13,6 +14,8 @@ Example:
     (False, 6)
     >>> stats.to_dict()["max"]
     'nan'
+    >>> TensorStats(shape=(4,), dtype="float32", total=float("inf")).finite
+    False
 """
 
 from __future__ import annotations
@@ -36,15 +39,18 @@ def json_number(value: float | None) -> float | int | str | None:
 class TensorStats:
     """Statistics of one tensor at one step.
 
-    ``min`` and ``max`` are recorded at every step (NaN if the tensor held a NaN). On
-    sampled steps activations also get ``mean``, ``std``, ``zero_fraction``,
-    ``nan_count`` and ``inf_count``, and gradients get ``norm`` (L2) and ``mean_abs``.
+    On sampled steps: ``min`` and ``max`` (NaN if the tensor held a NaN), and for
+    activations ``mean``, ``std``, ``zero_fraction``, ``nan_count``, ``inf_count`` and
+    ``total``, for gradients ``norm`` (L2) and ``mean_abs``. On the steps between samples
+    only ``total`` is recorded: the sum of the values, one cheap pass that is NaN or ±Inf
+    whenever the tensor holds a NaN or an infinity (and, the one false alarm, when finite
+    values are so large that their sum overflows, around ``3.4e38 / numel`` in float32).
     """
 
     shape: tuple[int, ...]
     dtype: str
-    min: float
-    max: float
+    min: float | None = None
+    max: float | None = None
     mean: float | None = None
     std: float | None = None
     zero_fraction: float | None = None
@@ -52,6 +58,7 @@ class TensorStats:
     inf_count: int | None = None
     norm: float | None = None
     mean_abs: float | None = None
+    total: float | None = None
 
     @property
     def numel(self) -> int:
@@ -60,17 +67,25 @@ class TensorStats:
 
     @property
     def finite(self) -> bool:
-        """False when the tensor held a NaN or an infinity."""
-        return math.isfinite(self.min) and math.isfinite(self.max)
+        """False when the tensor held a NaN or an infinity (from ``min`` and ``max`` where
+        they were recorded, else from ``total``)."""
+        if self.min is not None and self.max is not None:
+            return math.isfinite(self.min) and math.isfinite(self.max)
+        return self.total is None or math.isfinite(self.total)
 
     @property
     def has_nan(self) -> bool:
-        """True when the tensor held a NaN (min and max propagate NaN)."""
-        return math.isnan(self.min) or math.isnan(self.max) or bool(self.nan_count)
+        """True when the tensor held a NaN (min and max propagate NaN). Between samples,
+        from a NaN ``total``, which +Inf and -Inf together also give."""
+        if self.min is not None and self.max is not None:
+            return math.isnan(self.min) or math.isnan(self.max) or bool(self.nan_count)
+        return self.total is not None and math.isnan(self.total)
 
     @property
-    def max_abs(self) -> float:
-        """Largest absolute value (NaN if the tensor held a NaN)."""
+    def max_abs(self) -> float | None:
+        """Largest absolute value (NaN if the tensor held a NaN); None between samples."""
+        if self.min is None or self.max is None:
+            return None
         if math.isnan(self.min) or math.isnan(self.max):
             return math.nan
         return max(abs(self.min), abs(self.max))
@@ -89,6 +104,7 @@ class TensorStats:
             "inf_count": self.inf_count,
             "norm": json_number(self.norm),
             "mean_abs": json_number(self.mean_abs),
+            "total": json_number(self.total),
         }
 
 

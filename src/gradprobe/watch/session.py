@@ -89,6 +89,7 @@ _PASS_THROUGH: tuple[type[nn.Module], ...] = (
 )
 _STRIDED = torch.strided
 _aminmax = torch.aminmax
+_finite_probe = _stats.finite_probe
 _FOLD_CHUNK = 16  # steps evicted from the history together (see _evict)
 _MAX_DEPTH = 4  # how deep to look for tensors inside returned tuples/lists/dicts
 _SILENT_FORWARD = (
@@ -532,17 +533,21 @@ class WatchSession:
         data = tensor.detach()
         if not data.numel():
             return
-        low, high = _aminmax(data)
         step.fwd_keys.append((index, call, path))
         step.fwd_meta.append((data.shape, data.dtype))
         minmax = step.fwd_mm
-        minmax.append(low)
-        minmax.append(high)
         if step.sampled:
+            low, high = _aminmax(data)
+            minmax.append(low)
+            minmax.append(high)
             step.fwd_sums.extend(_stats.activation_sums(data))
             step.fwd_counts.extend(_stats.activation_counts(data, self._scratch.like(data)))
             if self._relu[index]:
                 self._track_relu(index, data)
+        else:
+            total = _finite_probe(data)
+            minmax.append(total)
+            minmax.append(total)
         if grads and tensor.requires_grad:
             node = tensor.grad_fn
             if node is not None:
@@ -604,13 +609,17 @@ class WatchSession:
         if not grad.numel():
             return
         self._dirty = True
-        low, high = _aminmax(grad)
         step.bwd_keys.append(key)
         step.bwd_meta.append((grad.shape, grad.dtype))
         minmax = step.bwd_mm
-        minmax.append(low)
-        minmax.append(high)
-        if step.sampled:
+        if not step.sampled:
+            total = _finite_probe(grad)
+            minmax.append(total)
+            minmax.append(total)
+        else:
+            low, high = _aminmax(grad)
+            minmax.append(low)
+            minmax.append(high)
             norm = _stats.grad_norm(grad)
             step.bwd_norms.append(norm)
             if key[0] == PARAMETER:
@@ -784,39 +793,18 @@ class WatchSession:
         fwd, bwd, exploding = states
         if fwd is not None and fwd[0] >= 0:
             index, call, path = self._layout_list[int(fwd[1])][int(fwd[2])]
-            hits["forward"] = Hit(
-                int(fwd[0]),
-                "activation",
-                self._names.modules[index],
-                self._names.types[index],
-                call,
-                path,
-                fwd[3],
-                fwd[4],
+            hits["forward"] = self._hit(
+                fwd, "activation", self._names.modules[index], self._names.types[index], call, path
             )
         if bwd is not None and bwd[0] >= 0:
             kind, index, call, path = self._layout_list[int(bwd[1])][int(bwd[2])]
             if kind == PARAMETER:
-                hits["backward"] = Hit(
-                    int(bwd[0]),
-                    "parameter",
-                    self._names.parameters[index],
-                    "",
-                    0,
-                    "",
-                    bwd[3],
-                    bwd[4],
+                hits["backward"] = self._hit(
+                    bwd, "parameter", self._names.parameters[index], "", 0, ""
                 )
             else:
-                hits["backward"] = Hit(
-                    int(bwd[0]),
-                    "output",
-                    self._names.modules[index],
-                    self._names.types[index],
-                    call,
-                    path,
-                    bwd[3],
-                    bwd[4],
+                hits["backward"] = self._hit(
+                    bwd, "output", self._names.modules[index], self._names.types[index], call, path
                 )
         if exploding is not None and exploding[0] >= 0:
             index = self._layout_list[int(exploding[1])][int(exploding[2])]
@@ -832,6 +820,22 @@ class WatchSession:
                 value=exploding[3],
             )
         return hits
+
+    def _hit(
+        self,
+        state: list[float],
+        kind: Literal["activation", "output", "parameter"],
+        name: str,
+        type_: str,
+        call: int,
+        path: str,
+    ) -> Hit:
+        """A non-finite hit from a :class:`FirstNonFinite` state: its last two values are
+        min and max on a sampled step, the sum twice between samples."""
+        step = int(state[0])
+        if step % self._sample_every == 0:
+            return Hit(step, kind, name, type_, call, path, state[3], state[4])
+        return Hit(step, kind, name, type_, call, path, None, None, total=state[3])
 
     @property
     def history(self) -> tuple[StepRecord, ...]:
@@ -881,7 +885,7 @@ class WatchSession:
             }
             if grads:
                 return [
-                    (name, float(grads[name].mean_abs or 0.0), grads[name].max_abs)
+                    (name, float(grads[name].mean_abs or 0.0), float(grads[name].max_abs or 0.0))
                     for name in self._names.parameters
                     if name in grads
                 ]
