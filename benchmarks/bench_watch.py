@@ -7,7 +7,7 @@ opt.step()`` with SGD (momentum 0.9), 1 torch thread. Four copies of each model 
 the same batches:
 
 * ``plain``: no watch;
-* ``default``: ``watch(model)``, default settings: min/max (NaN/Inf checks) of every
+* ``default``: ``watch(model)``, default settings: the NaN/Inf check (one sum) of every
   activation and gradient and unused-parameter detection every step, full statistics
   every 20th step;
 * ``+ optimizer``: ``watch(model, optimizer=opt)``, which adds update ratios on sampled

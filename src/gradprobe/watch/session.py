@@ -141,12 +141,13 @@ def watch(
     when ``optimizer.step()`` returns (gradient accumulation over several forwards is one
     step); ``"manual"`` ends it when you call :meth:`WatchSession.step`. Steps count from 0.
 
-    **Every step** records min and max of every floating-point output of the watched
-    modules and of every gradient flowing into those outputs or into the watched
-    parameters (exact NaN/Inf detection), and which parameters got no gradient.
-    **Sampled steps** (``step % sample_every == 0``, default every 20th, so step 0 is
-    always sampled) add mean, std, fraction of zeros and NaN/Inf counts of activations,
-    L2 norm and mean |g| of gradients, update ratios, and dead-ReLU tracking.
+    **Every step** checks every floating-point output of the watched modules and every
+    gradient flowing into those outputs or into the watched parameters for NaN/Inf (one
+    sum per tensor, which a NaN or an infinity makes non-finite), and records which
+    parameters got no gradient. **Sampled steps** (``step % sample_every == 0``, default
+    every 20th, so step 0 is always sampled) add min and max, mean, std, fraction of zeros
+    and NaN/Inf counts of activations, L2 norm and mean |g| of gradients, update ratios,
+    and dead-ReLU tracking.
 
     Args:
         model: the module to watch (a ``torch.compile`` wrapper is unwrapped for names).
