@@ -724,6 +724,11 @@ def _registries() -> dict[str, object]:
         "clip": torch.nn.utils.clip_grad_norm_,
         "no_grad": torch.no_grad.__dict__["__enter__"],
         "grad_scaler": torch.amp.GradScaler.__dict__["scale"],
+        "log_prob": {
+            name: cls.__dict__["log_prob"]
+            for name, cls in vars(torch.distributions).items()
+            if isinstance(cls, type) and "log_prob" in cls.__dict__
+        },
         "prune_apply": prune.BasePruningMethod.__dict__["apply"],
         "parametrize": parametrize.register_parametrization,
         "forward_pre": dict(module._global_forward_pre_hooks),
@@ -1579,3 +1584,140 @@ def test_per_sample_gradients_with_vmap_of_grad_record_cleanly(tmp_path: Path) -
     )
     assert status == 0
     assert [f.code for f in findings] == []
+
+
+def test_a_policy_gradient_weight_that_requires_grad_names_where_it_was_made(
+    tmp_path: Path,
+) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        policy = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 3))
+        critic = nn.Linear(4, 1)
+        opt = torch.optim.Adam([*policy.parameters(), *critic.parameters()])
+        states, returns = torch.randn(6, 4), torch.randn(6)
+        dist = torch.distributions.Categorical(logits=policy(states))
+        actions = dist.sample()
+        values = critic(states).squeeze(-1)
+        advantage = returns - values
+        loss = -(dist.log_prob(actions) * advantage).mean() + (returns - values).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        """,
+    )
+    assert status == 0
+    (finding,) = [f for f in findings if f.code == "GP123"]
+    assert roles(finding) == {
+        "cause": [line_of(text, "advantage = returns")],
+        "read": [line_of(text, "loss = -(")],
+    }
+    assert finding.tensor == "advantage"
+    assert "reaches 2 parameters" in finding.message  # the critic's weight and bias
+    assert "advantage.detach()" in finding.message
+
+
+def test_hand_written_log_softmax_policy_terms_are_followed(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        class ActorCritic(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.trunk = nn.Linear(4, 16)
+                self.pi = nn.Linear(16, 3)
+                self.v = nn.Linear(16, 1)
+
+            def forward(self, x):
+                h = torch.relu(self.trunk(x))
+                return self.pi(h), self.v(h).squeeze(-1)
+
+        net = ActorCritic()
+        saved, baselines = [], []
+        for t in range(5):
+            logits, value = net(torch.randn(1, 4))
+            log_probs = F.log_softmax(logits, dim=-1)
+            action = torch.multinomial(log_probs.exp(), 1)
+            saved.append(log_probs.gather(1, action).squeeze())
+            baselines.append(value.squeeze())
+        returns = torch.arange(5.0)
+        weight = returns - torch.stack(baselines)
+        entropy = -(log_probs.exp() * log_probs).sum()
+        loss = -(torch.stack(saved) * weight).sum() - 0.01 * entropy
+        loss.backward()
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP123"]
+    assert roles(finding)["cause"] == [line_of(text, "weight = returns")]
+    assert "reaches 2 parameters" in finding.message  # v.weight, v.bias; the trunk is shared
+
+
+@pytest.mark.parametrize(
+    "weight",
+    [
+        "(returns - values).detach()",
+        "returns - values.detach()",
+        "returns",
+    ],
+)
+def test_detached_advantages_and_entropy_bonuses_are_fine(tmp_path: Path, weight: str) -> None:
+    findings, _, status = run(
+        tmp_path,
+        f"""
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        policy = nn.Linear(4, 3)
+        critic = nn.Linear(4, 1)
+        states, returns = torch.randn(6, 4), torch.randn(6)
+        dist = torch.distributions.Categorical(logits=policy(states))
+        actions = dist.sample()
+        values = critic(states).squeeze(-1)
+        advantage = {weight}
+        probs = F.softmax(policy(states), -1)
+        entropy = -(probs * F.log_softmax(policy(states), -1)).sum(-1).mean()
+        focal = ((1 - dist.log_prob(actions).exp()) * dist.log_prob(actions)).mean()
+        loss = -(dist.log_prob(actions) * advantage).mean() - 0.01 * entropy + focal
+        (loss + (returns - values).pow(2).mean()).backward()
+        """,
+    )
+    assert status == 0
+    assert "GP123" not in [f.code for f in findings]
+
+
+def test_fresh_tensors_are_not_taken_for_cut_values_at_a_reused_address(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A freed cut result's memory can go to the next torch.randn: every storage is at one
+    # address here, so the reuse happens every time. Only tensors made from a numpy array
+    # may share memory with a cut's values.
+    from gradprobe import _recorder
+
+    monkeypatch.setattr(_recorder, "_storage", lambda tensor: 1)
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        net = nn.Linear(4, 3)
+        logits = net(torch.randn(16, 4))
+        picked = torch.multinomial(logits.softmax(-1), 1)  # a cut: no gradient
+        noise = torch.randn(16, 1)
+        (logits.sum(-1, keepdim=True) - noise).pow(2).mean().backward()
+        logits = net(torch.randn(16, 4))
+        back = torch.as_tensor(logits.argmax(-1, keepdim=True).numpy()).float()
+        (logits.sum(-1, keepdim=True) + back).mean().backward()
+        """,
+    )
+    assert status == 0
+    assert causes(findings, "GP113") == [line_of(text, "logits.argmax")]

@@ -30,6 +30,7 @@ from gradprobe._recorder import (
     SourceLine,
     Write,
     _grad_fn,
+    _names_at,
     _storage,
 )
 from gradprobe.check import FREED_ERROR, check, parse_version_error
@@ -630,6 +631,7 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(copy_freezes(events, list(modules)))
     findings.extend(_none_grads(events))
     findings.extend(_grad_targets(events))
+    findings.extend(_weighted_log_probs(events))
     findings.extend(_early_clips(events))
     findings.extend(_flat_gradients(events, list(modules)))
     return findings
@@ -678,6 +680,39 @@ def _grad_targets(events: Events) -> list[Finding]:
         )
         for line, origin, op in events.grad_targets[:1]
     ]
+
+
+def _weighted_log_probs(events: Events) -> list[Finding]:
+    if not any(b.error is None for b in events.backwards):
+        return []
+    found = []
+    for line, made, origin, count in events.weighted_log_probs[:1]:
+        names = sorted(_names_at(made, store=True)) if made is not None else []
+        name = names[0] if len(names) == 1 else None
+        weight = f"{name!r}" if name else "the weight"
+        found.append(
+            make_finding(
+                "GP123",
+                message=(
+                    f"A log-probability of chosen actions is multiplied at {_where(line)} by "
+                    f"{weight}"
+                    + (f" (made at {_where(made)})" if made is not None and made != line else "")
+                    + ", which still requires grad"
+                    + (f" (its graph comes from {_where(origin)})" if origin is not None else "")
+                    + f" and reaches {count} parameter{'s' if count != 1 else ''} the "
+                    "log-probability does not. backward() trains "
+                    + ("them" if count != 1 else "it")
+                    + " through this product too (gradient -log_prob × ∂weight), so the "
+                    "critic or baseline behind the weight drifts toward raising "
+                    "log-probabilities. Use "
+                    + (f"{name}.detach()" if name else "weight.detach()")
+                    + " in the policy term; train the critic with its own loss."
+                ),
+                tensor=name,
+                locations=_locations((made or line, "cause"), (line, "read")),
+            )
+        )
+    return found
 
 
 def _early_clips(events: Events) -> list[Finding]:

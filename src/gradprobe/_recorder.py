@@ -211,6 +211,12 @@ class Events:
     grad_targets: list[tuple[SourceLine | None, SourceLine | None, str]] = field(
         default_factory=list
     )
+    # log-probabilities multiplied by a weight that requires grad through parameters the
+    # log-probability does not reach: (product line, the weight's line, where the weight's
+    # graph comes from, how many parameters only the weight reaches)
+    weighted_log_probs: list[
+        tuple[SourceLine | None, SourceLine | None, SourceLine | None, int]
+    ] = field(default_factory=list)
     # custom Functions whose backward returned None for inputs that need a gradient:
     # (Function name, input positions, the backward's return line)
     none_grads: list[tuple[str, list[int], SourceLine | None]] = field(default_factory=list)
@@ -290,6 +296,74 @@ _LOSS_TARGETS = frozenset(
     )
     if hasattr(_F, name)
 )
+# log-probabilities of chosen actions (score-function terms): the full output of
+# log_softmax, then the entries picked from it by an index tensor; ops that keep either
+_LOG_SOFTMAX = frozenset((_F.log_softmax, torch.log_softmax, torch.Tensor.log_softmax))
+_PICK = frozenset(
+    (
+        torch.gather,
+        torch.Tensor.gather,
+        torch.take_along_dim,
+        torch.Tensor.take_along_dim,
+        torch.index_select,
+        torch.Tensor.index_select,
+        torch.Tensor.__getitem__,
+    )
+)
+_KEEP_LOG_PROB = frozenset(
+    (
+        torch.squeeze,
+        torch.Tensor.squeeze,
+        torch.unsqueeze,
+        torch.Tensor.unsqueeze,
+        torch.Tensor.view,
+        torch.reshape,
+        torch.Tensor.reshape,
+        torch.flatten,
+        torch.Tensor.flatten,
+        torch.sum,
+        torch.Tensor.sum,
+        torch.neg,
+        torch.Tensor.neg,
+        torch.Tensor.__neg__,
+        torch.Tensor.clone,
+        torch.Tensor.contiguous,
+    )
+)
+_JOIN = frozenset((torch.stack, torch.cat, torch.concat))
+# sampled actions: what the log-probability is of (not data, whose weighted log-likelihood
+# may be trained on purpose), and the ops that keep a sample a sample
+_SAMPLERS = frozenset((torch.multinomial, torch.Tensor.multinomial, torch.bernoulli))
+_KEEP_SAMPLE = frozenset(
+    (
+        torch.squeeze,
+        torch.Tensor.squeeze,
+        torch.unsqueeze,
+        torch.Tensor.unsqueeze,
+        torch.Tensor.view,
+        torch.reshape,
+        torch.Tensor.reshape,
+        torch.flatten,
+        torch.Tensor.flatten,
+        torch.Tensor.long,
+        torch.Tensor.to,
+        torch.Tensor.clone,
+        torch.Tensor.detach,
+        torch.Tensor.__getitem__,
+    )
+)
+_LOG_PROB_START = _LOG_SOFTMAX | _SAMPLERS
+_PRODUCTS = frozenset(
+    (
+        torch.mul,
+        torch.multiply,
+        torch.Tensor.mul,
+        torch.Tensor.multiply,
+        torch.Tensor.__mul__,
+        torch.Tensor.__rmul__,
+    )
+)
+_MAX_WALK = 20_000  # graph nodes walked to compare the parameters two operands reach
 # differentiable ops whose derivative is zero almost everywhere
 _ZERO_DERIVATIVE = frozenset(
     f
@@ -465,6 +539,28 @@ def _grad_fn(tensor: torch.Tensor) -> Any:
         return None
 
 
+def _parameters_below(tensor: torch.Tensor) -> set[int]:
+    """Ids of the parameters in ``tensor``'s graph (walk bounded)."""
+    found: set[int] = set()
+    fn = _grad_fn(tensor)
+    if fn is None:
+        return found
+    seen = {fn}
+    stack = [fn]
+    while stack and len(seen) < _MAX_WALK:
+        node = stack.pop()
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            if isinstance(variable, torch.nn.Parameter):
+                found.add(id(variable))
+            continue
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return found
+
+
 def _storage(tensor: torch.Tensor) -> int:
     try:
         return tensor.untyped_storage().data_ptr()
@@ -485,6 +581,10 @@ class RecorderMode(TorchFunctionMode):
         self.leaves = _TensorMap[None]()
         # tensors made by a factory with requires_grad=True: torch.tensor(x, requires_grad=True)
         self.made_leaves = _TensorMap[SourceLine | None]()
+        # log-probabilities: True once they are of chosen actions (Distribution.log_prob of
+        # a sample, or log_softmax entries picked by index), False for a full log_softmax
+        self.log_probs = _TensorMap[bool]()
+        self.samples = _TensorMap[bool]()  # sampled actions (Distribution.sample, multinomial)
         self.cut_ids: dict[tuple[SourceLine | None, str], int] = {}
         self.cut_storages: dict[int, int] = {}  # storage address of a cut's result -> cut
         self.no_grad_lines: list[SourceLine | None] = []  # where no_grad blocks began
@@ -587,6 +687,17 @@ class RecorderMode(TorchFunctionMode):
                     if line is False:
                         line = _user_line(sys._getframe(1))
                     self._write(func, target, was, now, line)
+        if grad_in:
+            if self.log_probs or func in _LOG_PROB_START:
+                self._log_prob_flow(func, args, result)
+        elif (
+            self.samples
+            and func in _KEEP_SAMPLE
+            and isinstance(result, torch.Tensor)
+            and args
+            and self.is_sample(args[0])
+        ):
+            self.samples.set(result, True)  # actions.unsqueeze(-1), actions.long()
         if grad_in and func in _LOSS_TARGETS:
             self._loss_target(func, args, kwargs)
         elif grad_in and func in _ZERO_DERIVATIVE and len(events.flat_ops) < 100:
@@ -677,8 +788,14 @@ class RecorderMode(TorchFunctionMode):
                     line = _user_line(sys._getframe(1))
                 self.made_leaves.set(out, line)
             elif not tensor_in and self.cut_storages and not out.requires_grad:
-                # torch.from_numpy(t.detach().numpy()): new tensor, same memory as the cut
-                cut_here = self.cut_storages.get(_storage(out))
+                # torch.as_tensor(t.detach().numpy()): new tensor, same memory as the cut.
+                # Only from an array: a factory (torch.randn) may get the freed memory of a
+                # cut's result at the same address.
+                cut_here = (
+                    self.cut_storages.get(_storage(out))
+                    if any(hasattr(arg, "__array_interface__") for arg in args)
+                    else None
+                )
                 if cut_here is not None:
                     self.taint.set(out, frozenset((cut_here,)))
                 elif self.last_exit is not None:
@@ -906,24 +1023,85 @@ class RecorderMode(TorchFunctionMode):
         line = _user_line(sys._getframe(2))
         if any(seen == line for seen, _, _ in events.grad_targets):
             return
-        # The target's origin: the first node below it made inside a module (the line that
-        # called the model, `q_net(s_next)`), else the target's own node.
+        events.grad_targets.append((line, self._origin(target), _names(func)))
+
+    def _origin(self, tensor: torch.Tensor) -> SourceLine | None:
+        """Where a tensor's graph comes from: the first node below it made inside a module
+        (the line that called the model, ``q_net(s_next)``), else its own node's line."""
         origin: SourceLine | None = None
-        fn = _grad_fn(target)
+        fn = _grad_fn(tensor)
         queue = [fn] if fn is not None else []
         for _ in range(200):
             if not queue:
                 break
             node = queue.pop(0)
-            record = events.nodes.get((node.name(), node._sequence_nr()))
+            record = self.events.nodes.get((node.name(), node._sequence_nr()))
             if record is not None:
                 if record.outer_line is not None:
-                    origin = record.outer_line
-                    break
+                    return record.outer_line
                 if origin is None:
                     origin = record.line
             queue.extend(child for child, _ in node.next_functions if child is not None)
-        events.grad_targets.append((line, origin, _names(func)))
+        return origin
+
+    def is_sample(self, value: Any) -> bool:
+        """Whether ``value`` is a tensor of sampled actions."""
+        return isinstance(value, torch.Tensor) and bool(self.samples.get(value))
+
+    def _log_prob_flow(self, func: Any, args: tuple[Any, ...], result: Any) -> None:
+        """Follow log-probabilities of chosen actions into a product with a weight that
+        requires grad through parameters of its own (an advantage left attached to the
+        critic): noted in ``events.weighted_log_probs``."""
+        if not isinstance(result, torch.Tensor) or not args:
+            return
+        log_probs = self.log_probs
+        if func in _LOG_SOFTMAX:
+            log_probs.set(result, False)
+            return
+        if func in _SAMPLERS:
+            self.samples.set(result, True)
+            return
+        first = args[0]
+        if func in _JOIN:  # torch.stack(saved_log_probs)
+            marks = [log_probs.get(t) for t in _tensors(first)]
+            if marks and all(mark is not None for mark in marks):
+                log_probs.set(result, all(marks))
+            return
+        if func in _KEEP_LOG_PROB or func in _PICK:
+            chosen = log_probs.get(first) if isinstance(first, torch.Tensor) else None
+            if chosen is None:
+                return
+            if not chosen and func in _PICK:  # entries picked by sampled actions
+                index = args[1:] if func is not torch.Tensor.__getitem__ else _tensors(args[1])
+                chosen = any(self.is_sample(i) for i in index)
+            log_probs.set(result, chosen)
+            return
+        if func not in _PRODUCTS or len(args) < 2:
+            return
+        second = args[1]
+        if not isinstance(first, torch.Tensor) or not isinstance(second, torch.Tensor):
+            return
+        if log_probs.get(first):
+            log_prob, weight = first, second
+        elif log_probs.get(second):
+            log_prob, weight = second, first
+        else:
+            return
+        if log_probs.get(weight) is not None or _grad_fn(weight) is None:
+            return
+        events = self.events
+        if len(events.weighted_log_probs) >= _MAX_EVENTS:
+            return
+        own = _parameters_below(weight) - _parameters_below(log_prob)
+        if not own:
+            return  # entropy terms (probs * log_probs) reach the same parameters
+        line = _user_line(sys._getframe(2))
+        if any(seen == line for seen, _, _, _ in events.weighted_log_probs):
+            return
+        fn = _grad_fn(weight)
+        record = events.nodes.get((fn.name(), fn._sequence_nr()))
+        made = record.line if record is not None else line
+        events.weighted_log_probs.append((line, made, self._origin(weight), len(own)))
 
     def _inference_use(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """An op refused a tensor made under inference_mode: note it and where it was cut."""
@@ -1402,6 +1580,7 @@ def patches(mode: RecorderMode) -> Iterator[None]:
             undo.append(restore_context)
 
         undo.extend(_reparam_patches(events))
+        undo.extend(_log_prob_patches(mode))
         # torch.from_numpy is not a torch function (no mode sees it): values coming back from
         # numpy right after a cut let them out carry that cut.
         from_numpy = torch.from_numpy
@@ -1460,6 +1639,54 @@ def patches(mode: RecorderMode) -> Iterator[None]:
         for step in reversed(undo):
             with contextlib.suppress(Exception):
                 step()
+
+
+def _log_prob_patches(mode: RecorderMode) -> list[Callable[[], None]]:
+    """Mark what ``Distribution.sample`` returns (sampled actions) and what
+    ``Distribution.log_prob`` returns for them: score-function terms, see
+    ``RecorderMode._log_prob_flow``."""
+    from torch import distributions
+
+    undo: list[Callable[[], None]] = []
+    for cls in vars(distributions).values():
+        if not (isinstance(cls, type) and issubclass(cls, distributions.Distribution)):
+            continue
+        original = cls.__dict__.get("log_prob")
+        if original is None or not callable(original):
+            continue
+
+        def log_prob(self: Any, value: Any, _original: Any = original) -> Any:
+            out = _original(self, value)
+            if isinstance(out, torch.Tensor) and out.requires_grad and mode.is_sample(value):
+                mode.log_probs.set(out, True)
+            return out
+
+        cls.log_prob = log_prob  # type: ignore[method-assign]
+
+        def restore(cls: type = cls, original: Any = original) -> None:
+            cls.log_prob = original  # type: ignore[attr-defined]
+
+        undo.append(restore)
+    for cls in vars(distributions).values():
+        if not (isinstance(cls, type) and issubclass(cls, distributions.Distribution)):
+            continue
+        original = cls.__dict__.get("sample")
+        if original is None or not callable(original):
+            continue
+
+        def sample(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            out = _original(self, *args, **kwargs)
+            if isinstance(out, torch.Tensor) and not out.requires_grad:
+                mode.samples.set(out, True)
+            return out
+
+        cls.sample = sample  # type: ignore[method-assign]
+
+        def restore_sample(cls: type = cls, original: Any = original) -> None:
+            cls.sample = original  # type: ignore[attr-defined]
+
+        undo.append(restore_sample)
+    return undo
 
 
 def _reparam_patches(events: Events) -> list[Callable[[], None]]:

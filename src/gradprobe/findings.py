@@ -500,6 +500,19 @@ _ALL = (
         "for the others), and check the Function with torch.autograd.gradcheck.",
     ),
     _code(
+        "GP123",
+        "log_prob_weight_requires_grad",
+        "a policy-gradient weight requires grad",
+        "A policy-gradient term log_prob(action) * weight (advantage, return, reward, soft "
+        "target) was built with a weight that still carries the graph of another network, "
+        "such as the critic behind `advantage = returns - values`. backward() then also "
+        "trains that network through the product, with gradient -log_prob times the "
+        "weight's gradient: the value head is pulled wherever log-probabilities rise, and "
+        "its own loss fights it. No error, no NaN; the baseline drifts.",
+        "Detach the weight: `advantage = (returns - values).detach()`, and train the critic "
+        "with its own loss on the undetached values.",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",
