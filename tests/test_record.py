@@ -684,6 +684,32 @@ def test_nan_gradient_from_sqrt_at_zero_names_the_sqrt(tmp_path: Path) -> None:
     assert "SqrtBackward0" in finding.message
 
 
+def test_a_nan_parameter_gradient_is_named_after_the_parameter(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.enc = nn.Linear(4, 8)
+
+            def forward(self, x):
+                z = self.enc(x)
+                return (z - z[[0, 0, 1, 2]]).pow(2).sum(-1).sqrt()
+
+        net = Net()
+        net(torch.randn(4, 4)).mean().backward()
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP202"]
+    assert finding.tensor == "enc.weight"
+    assert "parameter 'enc.weight' (8, 4)" in finding.message
+    assert roles(finding) == {"cause": [line_of(text, ".sqrt()")]}
+
+
 def test_clean_script_has_no_findings(tmp_path: Path) -> None:
     findings, _, status = run(
         tmp_path,

@@ -618,7 +618,8 @@ def _earlier_backward(events: Events, event: Backward) -> Backward | None:
 def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]:
     """Findings that need the whole run (see the module docstring)."""
     findings: list[Finding] = []
-    findings.extend(_nan_findings(events))
+    modules = list(modules)
+    findings.extend(_nan_findings(events, modules))
     findings.extend(_grad_reads(events))
     findings.extend(_mixes(events))
     findings.extend(_typos(events))
@@ -925,7 +926,17 @@ def _in_module(module: tuple[str, str] | None) -> str:
     return f" in module '{name}' ({kind})" if name else f" in the {kind} model's own forward"
 
 
-def _nan_findings(events: Events) -> list[Finding]:
+def _parameter_name(ident: int, modules: Sequence[torch.nn.Module]) -> str | None:
+    """The qualified name of the parameter with ``id`` ``ident`` in the first module (of
+    the script's models) that holds it."""
+    for module in modules:
+        for name, param in module.named_parameters():
+            if id(param) == ident:
+                return name
+    return None
+
+
+def _nan_findings(events: Events, modules: Sequence[torch.nn.Module] = ()) -> list[Finding]:
     found: list[Finding] = []
     nan, inf = events.first_nan, events.first_inf
     if nan is not None:
@@ -952,17 +963,20 @@ def _nan_findings(events: Events) -> list[Finding]:
                 locations=_locations(*pairs),
             )
         )
-    for _, name, shape, is_nan in [] if events.amp else events.nan_grads[:1]:
+    for ident, described, shape, is_nan in [] if events.amp else events.nan_grads[:1]:
         what = "NaN" if is_nan else "infinite"
+        qualified = _parameter_name(ident, modules)
+        name = qualified or described
+        subject = f"parameter '{qualified}' {tuple(shape)}" if qualified else f"a {described}"
         if nan is not None:
             message = (
-                f"The gradient of a {name} is {what}; the forward pass already produced NaN "
+                f"The gradient of {subject} is {what}; the forward pass already produced NaN "
                 f"at {_where(nan.line)} (see GP201)."
             )
             pairs = []
         elif inf is not None:
             message = (
-                f"The gradient of a {name} is {what}, although the forward values that "
+                f"The gradient of {subject} is {what}, although the forward values that "
                 f"reached the loss were finite: {inf.op} at {_where(inf.line)} produced an "
                 "infinity (shape "
                 f"{inf.shape}) whose backward formula multiplies it by 0, giving NaN. This is "
@@ -974,7 +988,7 @@ def _nan_findings(events: Events) -> list[Finding]:
             record = events.nodes.get(events.nan_node)
             made = record.line if record is not None else None
             message = (
-                f"The gradient of a {name} is {what} although the forward pass was finite: "
+                f"The gradient of {subject} is {what} although the forward pass was finite: "
                 f"the backward of {events.nan_node[0]} (made at {_where(made)}) turned finite "
                 "gradients into NaN/Inf, at the edge of its domain (sqrt or norm at 0, log of "
                 "0, division by 0). Add an eps inside it, or mask its input."
@@ -982,7 +996,7 @@ def _nan_findings(events: Events) -> list[Finding]:
             pairs = [(made, "cause")]
         else:
             message = (
-                f"The gradient of a {name} is {what} although the forward pass was finite: a "
+                f"The gradient of {subject} is {what} although the forward pass was finite: a "
                 "backward formula divided by zero or overflowed (sqrt/norm/pow at 0, log of 0)."
             )
             pairs = []
