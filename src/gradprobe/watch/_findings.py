@@ -4,7 +4,7 @@
 * GP202 nan_in_backward: the first non-finite gradient in backward order.
 * GP203 exploding_gradient: the first parameter gradient norm above the threshold.
 * GP204 vanishing_gradient: parameter gradient norms below the threshold at the latest
-  sampled step.
+  sampled step (and at the sampled step before it, when the history has one).
 * GP205 dead_relu: ReLU modules whose units never fired over the rows seen.
 * GP107 parameter_without_grad: watched parameters that got no gradient in a step whose
   backward reached other watched parameters.
@@ -342,22 +342,28 @@ def _biases_before_norm(records: Sequence[StepRecord]) -> set[str]:
     return set()
 
 
+def _norms(record: StepRecord) -> dict[str, float]:
+    return {
+        name: stats.norm for name, stats in record.parameter_grads.items() if stats.norm is not None
+    }
+
+
 def _vanishing(
     records: Sequence[StepRecord], thresholds: Thresholds, parameter_order: Sequence[str]
 ) -> list[Finding]:
-    for record in reversed(records):
-        norms = {
-            name: stats.norm
-            for name, stats in record.parameter_grads.items()
-            if stats.norm is not None
-        }
-        if not norms:
-            continue
+    sampled = [record for record in reversed(records) if _norms(record)]
+    for record in sampled[:1]:
+        norms = _norms(record)
+        # Also small at the sampled step before, when there is one: one step's exactly
+        # zero bias gradient (an L1 loss balanced at that step) is not a vanishing gradient.
+        before = _norms(sampled[1]) if len(sampled) > 1 else {}
         cancelled = _biases_before_norm(records)
         small = {
             name: norm
             for name, norm in norms.items()
-            if norm < thresholds.vanishing and name not in cancelled
+            if norm < thresholds.vanishing
+            and before.get(name, 0.0) < thresholds.vanishing
+            and name not in cancelled
         }
         if not small:
             return []
