@@ -82,6 +82,27 @@ def test_except_runtime_error_still_catches() -> None:
     assert caught is not None
 
 
+def _split_view() -> torch.Tensor:
+    first, _ = (torch.ones(4, requires_grad=True) * 2).chunk(2)
+    return first
+
+
+def _no_grad_view() -> torch.Tensor:
+    y = torch.ones(4, requires_grad=True) * 2
+    with torch.no_grad():
+        return y[:2]
+
+
+def _hooked_inplace() -> None:
+    layer = torch.nn.Linear(2, 2)
+    layer.register_full_backward_hook(lambda module, grad_in, grad_out: None)
+    layer(torch.ones(1, 2, requires_grad=True)).relu_()
+
+
+def _set_flag(tensor: torch.Tensor, value: bool) -> None:
+    tensor.requires_grad = value
+
+
 @pytest.mark.parametrize(
     ("make", "code", "phrase"),
     [
@@ -89,8 +110,25 @@ def test_except_runtime_error_still_catches() -> None:
         (lambda: torch.ones(3, requires_grad=True)[0].zero_(), "GP102", "a view of a leaf"),
         (lambda: torch.ones(3).sum().backward(), "GP104", "does not require grad"),
         (lambda: (torch.ones(3, requires_grad=True) * 2).backward(), "GP105", "more than one"),
+        (lambda: _split_view().mul_(2), "GP124", "several views returned by one call"),
+        (lambda: _no_grad_view().mul_(2), "GP124", "made under torch.no_grad()"),
+        (_hooked_inplace, "GP124", "full backward hook"),
+        (lambda: torch.nn.Parameter(torch.tensor(10)), "GP125", "integer"),
+        (lambda: torch.arange(3).requires_grad_(), "GP125", "integer"),
+        (lambda: _set_flag((torch.ones(2, requires_grad=True) * 2), False), "GP126", "non-leaf"),
     ],
-    ids=["leaf", "leaf-view", "no-grad-fn", "non-scalar"],
+    ids=[
+        "leaf",
+        "leaf-view",
+        "no-grad-fn",
+        "non-scalar",
+        "split-view",
+        "no-grad-view",
+        "hooked-output",
+        "int-param",
+        "int-flag",
+        "non-leaf-flag",
+    ],
 )
 def test_recognized_errors(make: object, code: str, phrase: str) -> None:
     original = _raw_error(make)

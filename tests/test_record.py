@@ -1747,3 +1747,90 @@ def test_fresh_tensors_are_not_taken_for_cut_values_at_a_reused_address(
     )
     assert status == 0
     assert causes(findings, "GP113") == [line_of(text, "logits.argmax")]
+
+
+def test_a_weight_used_only_through_data_is_blamed_on_the_data_read(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        class WNLinear(nn.Linear):
+            def __init__(self, *args):
+                super().__init__(*args)
+                self.g = nn.Parameter(torch.ones(self.out_features, 1))
+
+            def forward(self, x):
+                v = self.weight.data
+                return F.linear(x, self.g * v / v.norm(dim=1, keepdim=True), self.bias)
+
+        model = nn.Sequential(WNLinear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+        model(torch.randn(5, 4)).sum().backward()
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP107"]
+    assert finding.details["parameters"] == ["0.weight"]
+    assert roles(finding) == {"cause": [line_of(text, "v = self.weight.data")]}
+    assert "only through .data" in finding.message
+    assert "GP113" not in [f.code for f in findings]
+
+
+def test_a_reentrant_checkpoint_without_grad_inputs_is_named(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        from torch.utils.checkpoint import checkpoint
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stem = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4))
+                self.head = nn.Linear(4, 2)
+
+            def forward(self, x):
+                x = checkpoint(self.stem, x, use_reentrant=True)
+                return self.head(x.mean((2, 3)))
+
+        net = Net()
+        net(torch.randn(2, 3, 8, 8)).sum().backward()
+        """,
+    )
+    by_first = {f.details["parameters"][0]: f for f in findings if f.code == "GP107"}
+    assert roles(by_first["stem.0.weight"]) == {"cause": [line_of(text, "checkpoint(self.stem")]}
+    # BatchNorm's weight goes to the op as a keyword: no cut names it, and its module ran,
+    # so the line that built it is context, not a cause.
+    assert roles(by_first["stem.1.weight"]) == {"created": [line_of(text, "self.stem = ")]}
+    assert "ran" in by_first["stem.1.weight"].message
+
+
+@pytest.mark.parametrize(
+    ("code", "body", "needle"),
+    [
+        (
+            "GP124",
+            (
+                "gates = torch.randn(2, 8, requires_grad=True) * 2\n"
+                "i, f = gates.chunk(2, 1)\n"
+                "i.sigmoid_()\n"
+            ),
+            "i.sigmoid_()",
+        ),
+        ("GP125", "scale = torch.nn.Parameter(torch.tensor(10))\n", "torch.tensor(10)"),
+        (
+            "GP126",
+            "emb = torch.nn.Embedding(5, 3)(torch.tensor([1, 2]))\nemb.requires_grad = False\n",
+            "emb.requires_grad",
+        ),
+    ],
+)
+def test_errors_raised_at_the_line_to_change_name_it_as_the_cause(
+    tmp_path: Path, code: str, body: str, needle: str
+) -> None:
+    findings, text, status = run(tmp_path, "import torch\n" + body)
+    assert status == 1
+    (finding,) = [f for f in findings if f.code == code]
+    assert roles(finding)["cause"] == [line_of(text, needle)]

@@ -927,9 +927,9 @@ def _in_module(module: tuple[str, str] | None) -> str:
 
 
 def _parameter_name(ident: int, modules: Sequence[torch.nn.Module]) -> str | None:
-    """The qualified name of the parameter with ``id`` ``ident`` in the first module (of
-    the script's models) that holds it."""
-    for module in modules:
+    """The qualified name of the parameter with ``id`` ``ident`` in the outermost module
+    (of the script's models) that holds it."""
+    for module in _top_modules(modules):
         for name, param in module.named_parameters():
             if id(param) == ident:
                 return name
@@ -1297,11 +1297,29 @@ def _cut_above(events: Events, start: NodeKey | None, limit: int = 20_000) -> An
     return None
 
 
+def _leaf_cut(events: Events, ident: int) -> Any:
+    """The latest cut a parameter fed directly before the last backward (``w.data``, a
+    layer run under no_grad), or None."""
+    last = events.backwards[-1].order if events.backwards else None
+    for cut_id in reversed(events.leaf_cuts.get(ident, ())):
+        cut = events.cuts[cut_id]
+        if last is None or cut.order < last:
+            return cut
+    return None
+
+
 def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]:
     if not events.backwards or events.backwards[-1].error is not None:
         return []  # a failed backward stops half-way: missing grads prove nothing
     found: list[Finding] = []
+    modules = list(modules)
+    called = {id(module) for module in modules}
     for top in _top_modules(modules):
+        owners = {
+            id(param): id(module)
+            for module in top.modules()
+            for param in module.parameters(recurse=False)
+        }
         named = list(top.named_parameters())
         trainable = [(n, p) for n, p in named if p.requires_grad]
         if not any(p.grad is not None for _, p in trainable):
@@ -1317,11 +1335,21 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
             if cut is None:
                 cut = _cut_above(events, events.first_use.get(id(param)))
                 how = "cut"
+            if cut is None:
+                cut = _leaf_cut(events, id(param))
             line = cut.line if cut is not None else events.parameter_lines.get(id(param))
             kind = (how, cut.op, cut.kind) if cut is not None else None
+            if cut is None and owners.get(id(param)) in called:
+                kind = ("ran", "", "")
             by_cause.setdefault((kind, line), []).append(name)
         for (kind, line), names in by_cause.items():
-            if kind is not None and kind[0] == "cut":
+            if kind is not None and kind[0] == "cut" and kind[2] == "data":
+                why = (
+                    f"they were used only through .data at {_where(line)}, which is their "
+                    "memory without their graph, so nothing flows back to them. Use the "
+                    "parameter itself there (self.weight, not self.weight.data)."
+                )
+            elif kind is not None and kind[0] == "cut":
                 how = {
                     "detach": "",
                     "no_grad": " under torch.no_grad()",
@@ -1330,6 +1358,13 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
                 why = (
                     f"they were used, but the graph from them was cut at {_where(line)} by "
                     f"{kind[1]}(){how}, so nothing flows back to them."
+                )
+            elif kind is not None and kind[0] == "ran":
+                why = (
+                    f"their module (made at {_where(line)}) ran, but no use of them reached "
+                    "the loss with autograd on: look in its forward for .data, "
+                    "torch.no_grad()/inference_mode, or a checkpoint(use_reentrant=True) "
+                    "whose inputs need no grad."
                 )
             elif kind is not None:
                 why = (
@@ -1359,7 +1394,9 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
                     ),
                     parameter=names[0],
                     module=type(top).__name__,
-                    locations=_locations((line, "cause")),
+                    locations=_locations(
+                        (line, "created" if kind is not None and kind[0] == "ran" else "cause")
+                    ),
                     details={"parameters": names, "ddp": ddp},
                 )
             )

@@ -200,6 +200,9 @@ class Events:
     amp: bool = False  # a GradScaler scaled a loss: inf gradients are expected
     first_use: dict[int, NodeKey] = field(default_factory=dict)  # id(leaf) -> first node
     cut_inputs: dict[NodeKey, int] = field(default_factory=dict)  # node fed to a cut -> cut
+    # a leaf that requires grad (a parameter) fed directly to a cut (`w.data`, a layer run
+    # under no_grad, a reentrant checkpoint without grad inputs) -> the cuts, latest last
+    leaf_cuts: dict[int, list[int]] = field(default_factory=dict)
     exits: list[int] = field(default_factory=list)  # cuts whose values left torch (.numpy())
     nan_node: NodeKey | None = None  # first backward formula that made NaN/Inf from finite
     analyses: list[Any] = field(default_factory=list)  # findings made while running
@@ -456,6 +459,15 @@ def _version(tensor: torch.Tensor) -> int | None:
 _NEAR_LINES = 3
 _NOT_VALUES = frozenset({"size", "dim", "numel", "stride", "__len__", "shape"})
 _value_kinds: dict[Any, bool] = {}
+
+
+_DATA = next(k.__dict__["data"] for k in torch.Tensor.__mro__ if "data" in k.__dict__)
+_LEAF_CUTS = 8  # cuts remembered per leaf
+
+
+def _is_data_get(func: Any) -> bool:
+    """``tensor.data``: the mode sees the getter of the ``data`` descriptor."""
+    return getattr(func, "__self__", None) is _DATA and _names(func) == "__get__"
 
 
 def _kind_of_value(func: Any) -> bool:
@@ -770,7 +782,9 @@ class RecorderMode(TorchFunctionMode):
                     line = _user_line(sys._getframe(1))
                 cut = self._cut(
                     func,
-                    "no_grad"
+                    "data"
+                    if _is_data_get(func)
+                    else "no_grad"
                     if not torch.is_grad_enabled()
                     else ("detach" if _names(func) == "detach" else "non_differentiable"),
                     line,
@@ -783,6 +797,13 @@ class RecorderMode(TorchFunctionMode):
                         made_by = _grad_fn(tensor)
                         if made_by is not None:
                             events.cut_inputs[(made_by.name(), made_by._sequence_nr())] = cut
+                        elif tensor.requires_grad and self.outer_module:
+                            # only inside a module's forward: DDP's init broadcasts
+                            # p.detach(), an optimizer reads p.data
+                            leaf_cuts = events.leaf_cuts.setdefault(id(tensor), [])
+                            if not leaf_cuts or leaf_cuts[-1] != cut:
+                                leaf_cuts.append(cut)
+                                del leaf_cuts[:-_LEAF_CUTS]
             elif not tensor_in and out.requires_grad:
                 if line is False:
                     line = _user_line(sys._getframe(1))
@@ -1114,7 +1135,7 @@ class RecorderMode(TorchFunctionMode):
         self.events.inference_uses.append((line, tuple(sorted(cuts))))
 
     def _cut(self, func: Any, kind: str, line: SourceLine | None) -> int:
-        op = _names(func)
+        op = "data" if kind == "data" else _names(func)
         key = (line, kind)
         ident = self.cut_ids.get(key)
         if ident is None:

@@ -50,6 +50,40 @@ _LEAF_INPLACE = re.compile(
 _FREED = "Trying to backward through the graph a second time"
 _NO_GRAD_FN = re.compile(r"element (?P<index>\d+) of tensors does not require grad and does not")
 _NONSCALAR = "grad can be implicitly created only for scalar outputs"
+_INTEGER_GRAD = re.compile(r"[Oo]nly Tensors of floating point (?:and complex )?dtype can require")
+_NON_LEAF_FLAG = "you can only change requires_grad flags of leaf variables"
+_VIEW_INPLACE = (
+    (
+        "BackwardHookFunction",
+        (
+            "it is the output of a module with a full backward hook (register_full_backward_"
+            "hook wraps it in a BackwardHookFunction view), written by an in-place op after "
+            "it such as nn.ReLU(inplace=True); use inplace=False after hooked modules"
+        ),
+    ),
+    (
+        "is the output of a function that returns multiple views",
+        (
+            "it is one of several views returned by one call (split, chunk, unbind), e.g. "
+            "`i, f = gates.chunk(2, 1); i.sigmoid_()`; use the out-of-place op "
+            "(`i = i.sigmoid()`) or clone() the piece first"
+        ),
+    ),
+    (
+        "was created in no_grad mode and is being modified inplace with grad mode enabled",
+        (
+            "it was made under torch.no_grad() and is written with grad mode on; make it "
+            "outside no_grad, or write it inside no_grad too"
+        ),
+    ),
+    (
+        "was created inside a custom Function",
+        (
+            "it is a view returned by a custom autograd.Function's forward; return a copy "
+            "(clone()) from the Function, or do not write to its output in place"
+        ),
+    ),
+)
 
 # Frames from these directories are PyTorch's or ours, not the line the user wrote.
 _SKIP_DIRS = tuple(
@@ -154,6 +188,36 @@ def _from_text(text: str) -> Finding | None:
             message=(
                 f"Tensor {match['index']} passed to backward() does not require grad and has "
                 "no grad_fn: nothing connects it to a parameter that requires grad."
+            ),
+        )
+    for marker, why in _VIEW_INPLACE:
+        if marker in text:
+            return make_finding(
+                "GP124",
+                message=(
+                    f"A view that autograd cannot follow was modified in place: {why}. "
+                    "Autograd can rebase an ordinary view onto its base after an in-place "
+                    "write, but not this one, so it refuses."
+                ),
+            )
+    if _INTEGER_GRAD.search(text):
+        return make_finding(
+            "GP125",
+            message=(
+                "requires_grad=True was asked of a tensor with an integer (or bool) dtype; "
+                "only floating-point and complex tensors can have gradients. An integer "
+                "literal makes an integer tensor: torch.tensor(10) is int64, "
+                "torch.tensor(10.0) is float32."
+            ),
+        )
+    if _NON_LEAF_FLAG in text:
+        return make_finding(
+            "GP126",
+            message=(
+                "requires_grad was set on a tensor computed by an operation (a non-leaf). "
+                "Its requires_grad follows from its inputs and cannot be switched: to get "
+                "its .grad call .retain_grad(); to cut it from the graph use .detach(); to "
+                "make a new leaf use .detach().requires_grad_()."
             ),
         )
     if _NONSCALAR in text:

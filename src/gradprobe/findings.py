@@ -513,6 +513,37 @@ _ALL = (
         "with its own loss on the undetached values.",
     ),
     _code(
+        "GP124",
+        "inplace_on_untracked_view",
+        "an untracked view was modified in place",
+        "An in-place operation wrote to a view that autograd cannot rebase onto its base: "
+        "one of several views returned by one call (split, chunk, unbind), a view made "
+        "under no_grad and written with grad mode on, or a view returned by a custom "
+        "Function. PyTorch refuses, and the error names an internal node (SplitBackward0) "
+        "rather than the line.",
+        "Use the out-of-place version of the operation (x = x.sigmoid()), or clone() the "
+        "view before writing to it.",
+    ),
+    _code(
+        "GP125",
+        "integer_requires_grad",
+        "an integer tensor was asked to require grad",
+        "Only floating-point and complex tensors can have gradients. An integer literal "
+        "(torch.tensor(10), torch.arange(5)) makes an int64 tensor, and nn.Parameter or "
+        "requires_grad=True on it fails.",
+        "Create it as float: torch.tensor(10.0), torch.arange(5.0), or .float() first.",
+    ),
+    _code(
+        "GP126",
+        "requires_grad_on_non_leaf",
+        "requires_grad set on a computed tensor",
+        "requires_grad can only be set on leaves (tensors you created). A tensor computed "
+        "by an operation requires grad exactly when its inputs do; the flag cannot be "
+        "switched on or off on it.",
+        "To read its gradient call .retain_grad() before backward; to stop gradients use "
+        ".detach(); to start a new leaf from its value use .detach().requires_grad_().",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",

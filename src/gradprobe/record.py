@@ -284,12 +284,17 @@ class Recording:
         yield findings_view(tuple(self.findings), ok_text="gradprobe: nothing to report")
 
 
+# errors raised by the very line to change: an in-place write on a leaf or on a view
+# autograd cannot rebase, requires_grad on an integer tensor or on a non-leaf
+_RAISED_AT_CAUSE = frozenset(("GP102", "GP124", "GP125", "GP126"))
+
+
 def _with_cause(finding: Finding) -> Finding:
     """An error recognised from its text alone: where it was raised is what to change
     (an in-place write on a leaf is refused at the line that does it)."""
     from dataclasses import replace
 
-    if finding.code != "GP102":
+    if finding.code not in _RAISED_AT_CAUSE:
         return finding
     return replace(
         finding,
@@ -301,8 +306,8 @@ def _with_cause(finding: Finding) -> Finding:
 
 # An error explained from its text alone adds nothing when the recording already explained
 # it with lines: a version-counter error is GP101, GP109 (an optimizer step) or GP112 (a
-# graph carried across iterations).
-_EXPLAINS_SAME = {"GP101": {"GP101", "GP109", "GP112"}}
+# graph carried across iterations); a hooked module's output written in place is GP305.
+_EXPLAINS_SAME = {"GP101": {"GP101", "GP109", "GP112"}, "GP124": {"GP124", "GP305"}}
 
 
 _GLOBAL_HOOKS_WARNING = r"Using `torch\.compile\(module\)` when there are global hooks"
