@@ -750,6 +750,8 @@ def _registries() -> dict[str, object]:
         "clip": torch.nn.utils.clip_grad_norm_,
         "no_grad": torch.no_grad.__dict__["__enter__"],
         "grad_scaler": torch.amp.GradScaler.__dict__["scale"],
+        "grad_unscale": torch.amp.GradScaler.__dict__["unscale_"],
+        "grad_update": torch.amp.GradScaler.__dict__["update"],
         "log_prob": {
             name: cls.__dict__["log_prob"]
             for name, cls in vars(torch.distributions).items()
@@ -1834,3 +1836,64 @@ def test_errors_raised_at_the_line_to_change_name_it_as_the_cause(
     assert status == 1
     (finding,) = [f for f in findings if f.code == code]
     assert roles(finding)["cause"] == [line_of(text, needle)]
+
+
+@pytest.mark.parametrize("unscaled", [False, True])
+def test_clipping_gradients_a_grad_scaler_left_scaled_is_named(
+    tmp_path: Path, unscaled: bool
+) -> None:
+    unscale = "scaler.unscale_(opt)" if unscaled else "pass"
+    findings, text, status = run(
+        tmp_path,
+        f"""
+        import torch
+        from torch import nn
+
+        model = nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        for step in range(2):
+            opt.zero_grad()
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                out = model(torch.randn(8, 4))
+            scaler.scale(out.float().pow(2).mean()).backward()
+            {unscale}
+            nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+            scaler.step(opt)
+            scaler.update()
+        """,
+    )
+    assert status == 0
+    codes = [f.code for f in findings]
+    if unscaled:
+        assert "GP127" not in codes
+    else:
+        assert causes(findings, "GP127") == [line_of(text, "clip_grad_norm_")]
+
+
+def test_parameters_an_optimizer_holds_but_a_detach_starves_are_named(tmp_path: Path) -> None:
+    findings, text, _ = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        encoder = nn.Linear(8, 8)
+        predictor = nn.Linear(8, 8)
+        teacher = nn.Linear(8, 8)  # frozen, in no optimizer: not judged
+        opt = torch.optim.SGD([*encoder.parameters(), *predictor.parameters()], lr=0.1)
+        for step in range(2):
+            z1, z2 = encoder(torch.randn(4, 8)), encoder(torch.randn(4, 8))
+            p1 = predictor(z1)
+            with torch.no_grad():
+                target = teacher(z2)
+            loss = -F.cosine_similarity(p1.detach(), z2 + target, dim=-1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP107"]
+    assert finding.details["parameters"] == ["weight", "bias"]
+    assert roles(finding) == {"cause": [line_of(text, "p1.detach()")]}

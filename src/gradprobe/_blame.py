@@ -634,6 +634,7 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(_grad_targets(events))
     findings.extend(_weighted_log_probs(events))
     findings.extend(_early_clips(events))
+    findings.extend(_scaled_clips(events))
     findings.extend(_flat_gradients(events, list(modules)))
     return findings
 
@@ -714,6 +715,25 @@ def _weighted_log_probs(events: Events) -> list[Finding]:
             )
         )
     return found
+
+
+def _scaled_clips(events: Events) -> list[Finding]:
+    if not events.scaled_clips:
+        return []
+    line = events.scaled_clips[0]
+    return [
+        make_finding(
+            "GP127",
+            message=(
+                f"Gradient clipping at {_where(line)} ran on gradients a GradScaler had "
+                "multiplied by its loss scale (65536 at the start) and nobody unscaled: the "
+                "norm it measures is the scaled one, so nearly every step is clipped to a "
+                "tiny update (and clip_grad_value_ thresholds mean nothing). Call "
+                "scaler.unscale_(optimizer) between backward() and the clipping."
+            ),
+            locations=_locations((line, "cause")),
+        )
+    ]
 
 
 def _early_clips(events: Events) -> list[Finding]:
@@ -1323,7 +1343,13 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
         named = list(top.named_parameters())
         trainable = [(n, p) for n, p in named if p.requires_grad]
         if not any(p.grad is not None for _, p in trainable):
-            continue
+            # A model without any gradient is not judged (a frozen teacher, a target
+            # network), unless an optimizer stepped it while others had gradients.
+            trainable = [
+                (n, p) for n, p in trainable if id(p) in events.starved and id(p) not in events.fed
+            ]
+            if not trainable:
+                continue
         ddp = hasattr(top, "module") and type(top).__name__ == "DistributedDataParallel"
         missing = [(n, p) for n, p in trainable if p.grad is None]
         by_cause: dict[Any, list[str]] = {}

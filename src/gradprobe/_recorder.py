@@ -203,6 +203,9 @@ class Events:
     # a leaf that requires grad (a parameter) fed directly to a cut (`w.data`, a layer run
     # under no_grad, a reentrant checkpoint without grad inputs) -> the cuts, latest last
     leaf_cuts: dict[int, list[int]] = field(default_factory=dict)
+    # ids of parameters an optimizer stepped without (starved) and with (fed) a gradient
+    starved: set[int] = field(default_factory=set)
+    fed: set[int] = field(default_factory=set)
     exits: list[int] = field(default_factory=list)  # cuts whose values left torch (.numpy())
     nan_node: NodeKey | None = None  # first backward formula that made NaN/Inf from finite
     analyses: list[Any] = field(default_factory=list)  # findings made while running
@@ -227,6 +230,10 @@ class Events:
     flat_ops: list[tuple[SourceLine | None, str]] = field(default_factory=list)
     # clip_grad_norm_/clip_grad_value_ called with no fresh gradients: lines
     early_clips: list[SourceLine | None] = field(default_factory=list)
+    # a GradScaler scaled a loss and nothing unscaled its gradients yet; clipping then
+    # (the lines) measures gradients multiplied by the scale
+    scaled_pending: bool = False
+    scaled_clips: list[SourceLine | None] = field(default_factory=list)
     # ops that refused an inference tensor: (line, cuts that made the tensor)
     inference_uses: list[tuple[SourceLine | None, tuple[int, ...]]] = field(default_factory=list)
     # Tensor.register_hook calls by the hook's __name__: (register line, the line the hook
@@ -1532,6 +1539,12 @@ def patches(mode: RecorderMode) -> Iterator[None]:
                 def clip(*args: Any, __original: Any = original_clip, **kwargs: Any) -> Any:
                     if not events.grads_pending and len(events.early_clips) < 10:
                         events.early_clips.append(_user_line(sys._getframe(1)))
+                    elif (
+                        events.grads_pending
+                        and events.scaled_pending
+                        and len(events.scaled_clips) < 10
+                    ):
+                        events.scaled_clips.append(_user_line(sys._getframe(1)))
                     return __original(*args, **kwargs)
 
                 setattr(owner, clip_name, clip)
@@ -1568,6 +1581,21 @@ def patches(mode: RecorderMode) -> Iterator[None]:
             mode.in_optimizer += 1
             with contextlib.suppress(TypeError):
                 mode.optimizers.add(optimizer)
+            # Parameters the optimizer holds but that have no gradient while others do: the
+            # user meant to train them (GP107 names what cut them off).
+            with contextlib.suppress(Exception):
+                params = [
+                    p
+                    for group in optimizer.param_groups
+                    for p in group["params"]
+                    if p.requires_grad
+                ]
+                if any(p.grad is not None for p in params):
+                    for p in params:
+                        if p.grad is None:
+                            events.starved.add(id(p))
+                        else:
+                            events.fed.add(id(p))
 
         def post(*_: Any) -> None:
             mode.in_optimizer = max(0, mode.in_optimizer - 1)
@@ -1645,14 +1673,32 @@ def patches(mode: RecorderMode) -> Iterator[None]:
         if scaler_class is not None:
             original_scale = scaler_class.__dict__["scale"]
 
+            original_unscale = scaler_class.__dict__["unscale_"]
+            original_update = scaler_class.__dict__["update"]
+
             def scale(self: Any, outputs: Any) -> Any:
                 events.amp = True
+                with contextlib.suppress(Exception):
+                    if self.is_enabled():
+                        events.scaled_pending = True
                 return original_scale(self, outputs)
 
+            def unscale_(self: Any, optimizer: Any) -> Any:
+                events.scaled_pending = False
+                return original_unscale(self, optimizer)
+
+            def update(self: Any, *args: Any, **kwargs: Any) -> Any:
+                events.scaled_pending = False
+                return original_update(self, *args, **kwargs)
+
             scaler_class.scale = scale
+            scaler_class.unscale_ = unscale_
+            scaler_class.update = update
 
             def restore_scale() -> None:
                 scaler_class.scale = original_scale
+                scaler_class.unscale_ = original_unscale
+                scaler_class.update = original_update
 
             undo.append(restore_scale)
         yield

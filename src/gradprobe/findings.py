@@ -544,6 +544,18 @@ _ALL = (
         ".detach(); to start a new leaf from its value use .detach().requires_grad_().",
     ),
     _code(
+        "GP127",
+        "clip_scaled_gradients",
+        "gradients were clipped while still scaled",
+        "With mixed precision, scaler.scale(loss).backward() leaves every gradient "
+        "multiplied by the loss scale (65536 at the start). Clipping before "
+        "scaler.unscale_(optimizer) measures that inflated norm, so the clip fires on "
+        "every step and the real update shrinks by the scale factor; training crawls "
+        "without an error.",
+        "Call scaler.unscale_(optimizer) after backward() and before clip_grad_norm_ / "
+        "clip_grad_value_, then scaler.step(optimizer) and scaler.update().",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",
