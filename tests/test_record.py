@@ -1897,3 +1897,28 @@ def test_parameters_an_optimizer_holds_but_a_detach_starves_are_named(tmp_path: 
     (finding,) = [f for f in findings if f.code == "GP107"]
     assert finding.details["parameters"] == ["weight", "bias"]
     assert roles(finding) == {"cause": [line_of(text, "p1.detach()")]}
+
+
+def test_a_buffer_written_with_a_value_that_carries_the_graph_is_the_cause(
+    tmp_path: Path,
+) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        encoder_q, encoder_k = nn.Linear(8, 4), nn.Linear(8, 4)
+        queue = torch.randn(16, 4)
+        for step in range(3):
+            x = torch.randn(4, 8)
+            q = F.normalize(encoder_q(x), dim=1)
+            k = F.normalize(encoder_k(x), dim=1)
+            logits = torch.cat([(q * k).sum(1, keepdim=True), q @ queue.T], dim=1)
+            F.cross_entropy(logits, torch.zeros(4, dtype=torch.long)).backward()
+            queue[step * 4 : step * 4 + 4] = k
+        """,
+    )
+    assert status == 1
+    assert causes(findings, "GP103") == [line_of(text, "queue[step")]

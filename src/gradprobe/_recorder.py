@@ -751,6 +751,10 @@ class RecorderMode(TorchFunctionMode):
             return result
 
         outputs = result if isinstance(result, torch.Tensor) else None
+        if kind == _SETITEM and grad_in and outputs is None and isinstance(args[0], torch.Tensor):
+            # `queue[i:j] = k`: the written tensor's new CopySlices node joins the graph
+            # here; record it with this line like any op's output.
+            outputs = args[0]
         many = outputs is None and isinstance(result, (tuple, list))
         if outputs is None and not many:
             return result
