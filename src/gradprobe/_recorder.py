@@ -320,7 +320,7 @@ _PICK = frozenset(
         torch.Tensor.__getitem__,
     )
 )
-_KEEP_LOG_PROB = frozenset(
+_RESHAPES = frozenset(
     (
         torch.squeeze,
         torch.Tensor.squeeze,
@@ -331,6 +331,10 @@ _KEEP_LOG_PROB = frozenset(
         torch.Tensor.reshape,
         torch.flatten,
         torch.Tensor.flatten,
+    )
+)
+_KEEP_LOG_PROB = _RESHAPES | frozenset(
+    (
         torch.sum,
         torch.Tensor.sum,
         torch.neg,
@@ -344,17 +348,8 @@ _JOIN = frozenset((torch.stack, torch.cat, torch.concat))
 # sampled actions: what the log-probability is of (not data, whose weighted log-likelihood
 # may be trained on purpose), and the ops that keep a sample a sample
 _SAMPLERS = frozenset((torch.multinomial, torch.Tensor.multinomial, torch.bernoulli))
-_KEEP_SAMPLE = frozenset(
+_KEEP_SAMPLE = _RESHAPES | frozenset(
     (
-        torch.squeeze,
-        torch.Tensor.squeeze,
-        torch.unsqueeze,
-        torch.Tensor.unsqueeze,
-        torch.Tensor.view,
-        torch.reshape,
-        torch.Tensor.reshape,
-        torch.flatten,
-        torch.Tensor.flatten,
         torch.Tensor.long,
         torch.Tensor.to,
         torch.Tensor.clone,
@@ -556,28 +551,6 @@ def _grad_fn(tensor: torch.Tensor) -> Any:
         return tensor.grad_fn
     except RuntimeError:
         return None
-
-
-def _parameters_below(tensor: torch.Tensor) -> set[int]:
-    """Ids of the parameters in ``tensor``'s graph (walk bounded)."""
-    found: set[int] = set()
-    fn = _grad_fn(tensor)
-    if fn is None:
-        return found
-    seen = {fn}
-    stack = [fn]
-    while stack and len(seen) < _MAX_WALK:
-        node = stack.pop()
-        variable = getattr(node, "variable", None)
-        if variable is not None:
-            if isinstance(variable, torch.nn.Parameter):
-                found.add(id(variable))
-            continue
-        for child, _ in node.next_functions:
-            if child is not None and child not in seen:
-                seen.add(child)
-                stack.append(child)
-    return found
 
 
 def _storage(tensor: torch.Tensor) -> int:
@@ -1124,7 +1097,9 @@ class RecorderMode(TorchFunctionMode):
         events = self.events
         if len(events.weighted_log_probs) >= _MAX_EVENTS:
             return
-        own = _parameters_below(weight) - _parameters_below(log_prob)
+        own = set(_leaves_below(weight, _MAX_WALK, parameters=True)) - set(
+            _leaves_below(log_prob, _MAX_WALK, parameters=True)
+        )
         if not own:
             return  # entropy terms (probs * log_probs) reach the same parameters
         line = _user_line(sys._getframe(2))
@@ -1838,15 +1813,19 @@ def _return_line(function: Any) -> SourceLine | None:
     return _returns[code]
 
 
-def _leaves_below(tensor: torch.Tensor, limit: int = 100_000) -> list[int]:
-    """ids of the leaf tensors (AccumulateGrad variables) the graph of ``tensor`` reaches."""
+def _leaves_below(
+    tensor: torch.Tensor, limit: int = 100_000, *, parameters: bool = False
+) -> list[int]:
+    """ids of the leaf tensors (AccumulateGrad variables) the graph of ``tensor`` reaches;
+    only the ``nn.Parameter`` ones with ``parameters``."""
     if _grad_fn(tensor) is None:
         return []
     from gradprobe.check import _live_nodes  # the walk check() already does, in trace order
 
     graph = _trace(tensor, max_nodes=limit)  # wraps and protects the nodes walked below
+    kind = torch.nn.Parameter if parameters else torch.Tensor
     return [
         id(node.variable)
         for node in _live_nodes([tensor], len(graph.nodes))
-        if isinstance(getattr(node, "variable", None), torch.Tensor)
+        if isinstance(getattr(node, "variable", None), kind)
     ]
