@@ -536,19 +536,12 @@ class WatchSession:
             return
         step.fwd_keys.append((index, call, path))
         step.fwd_meta.append((data.shape, data.dtype))
-        minmax = step.fwd_mm
+        _check(step, step.fwd_mm, data)
         if step.sampled:
-            low, high = _aminmax(data)
-            minmax.append(low)
-            minmax.append(high)
             step.fwd_sums.extend(_stats.activation_sums(data))
             step.fwd_counts.extend(_stats.activation_counts(data, self._scratch.like(data)))
             if self._relu[index]:
                 self._track_relu(index, data)
-        else:
-            total = _finite_probe(data)
-            minmax.append(total)
-            minmax.append(total)
         if grads and tensor.requires_grad:
             node = tensor.grad_fn
             if node is not None:
@@ -612,15 +605,8 @@ class WatchSession:
         self._dirty = True
         step.bwd_keys.append(key)
         step.bwd_meta.append((grad.shape, grad.dtype))
-        minmax = step.bwd_mm
-        if not step.sampled:
-            total = _finite_probe(grad)
-            minmax.append(total)
-            minmax.append(total)
-        else:
-            low, high = _aminmax(grad)
-            minmax.append(low)
-            minmax.append(high)
+        _check(step, step.bwd_mm, grad)
+        if step.sampled:
             norm = _stats.grad_norm(grad)
             step.bwd_norms.append(norm)
             if key[0] == PARAMETER:
@@ -999,6 +985,17 @@ def _eager_only() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     if disable is None:
         return lambda fn: fn
     return lambda fn: disable(fn, recursive=True)
+
+
+def _check(step: StepBuffer, into: list[Tensor], data: Tensor) -> None:
+    """The NaN/Inf check of one tensor, as the pair FirstNonFinite folds: min and max on
+    sampled steps, the sum twice between them (one pass, see _stats.finite_probe)."""
+    if step.sampled:
+        into.extend(_aminmax(data))
+    else:
+        total = _finite_probe(data)
+        into.append(total)
+        into.append(total)
 
 
 def _tensors(value: object, path: str, depth: int) -> Iterator[tuple[str, Tensor]]:
