@@ -7,6 +7,7 @@ retain_grad on a replica, direct reductions), never read back from watch itself.
 from __future__ import annotations
 
 import copy
+import gc
 import io
 import math
 from collections import OrderedDict
@@ -545,8 +546,10 @@ def test_module_selection_by_glob_and_type() -> None:
             enc=nn.Sequential(nn.Linear(3, 3), nn.ReLU()), head=nn.Linear(3, 1), act=nn.Tanh()
         )
     )
-    assert watch(model, modules="enc.*").options()["modules"] == ["enc.0", "enc.1"]
-    assert watch(model, modules=["head", nn.ReLU]).options()["modules"] == ["enc.1", "head"]
+    with watch(model, modules="enc.*") as session:
+        assert session.options()["modules"] == ["enc.0", "enc.1"]
+    with watch(model, modules=["head", nn.ReLU]) as session:
+        assert session.options()["modules"] == ["enc.1", "head"]
     session = watch(model, modules="enc")
     assert session.options()["parameters"] == []  # enc owns no parameter directly
     session.close()
@@ -791,3 +794,76 @@ def test_pass_through_modules_skip_checks_between_samples_but_nan_is_still_place
     assert not {a["module"] for a in history[1]["activations"]} & {"1", "3"}
     (finding,) = [f for f in session.findings() if f.code == "GP201"]
     assert finding.module == "2"  # Bad, not the ReLU after it
+
+
+def test_parameters_left_out_of_backward_inputs_on_purpose_are_not_reported() -> None:
+    # Alternating updates: each backward asks for one part's gradients only.
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    first, last = list(model[0].parameters()), list(model[2].parameters())
+    with watch(model) as session:
+        for step in range(4):
+            loss = model(torch.randn(5, 3)).pow(2).mean()
+            if step % 2:
+                loss.backward(inputs=first)
+            else:
+                torch.autograd.backward(loss, inputs=(p for p in last))
+        loss = model(torch.randn(5, 3)).sum()
+        torch.autograd.grad(loss, first[0])
+        loss = model(torch.randn(5, 3)).sum()
+        loss.backward(inputs=first + last[:1])  # asks for last.bias nowhere
+        loss = model(torch.randn(5, 3)).sum()
+        loss.backward(inputs=first)
+        model(torch.randn(5, 3)).sum().backward(inputs=last)  # one step, the two halves
+    assert session.steps == 8
+    assert [record.without_grad for record in session.history] == [()] * 8
+    assert not [f for f in session.findings() if f.code == "GP107"]
+    # The generator passed as inputs was read once, by torch: the gradients arrived.
+    assert model[2].weight.grad is not None
+
+
+def test_a_whole_backward_in_the_step_still_expects_every_parameter() -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
+    frozen_by_mistake = nn.Linear(3, 1)  # registered but cut off below
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = model
+            self.side = frozen_by_mistake
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.body(x) + self.side(x).detach()
+
+    net = Net()
+    with watch(net) as session:
+        out = net(torch.randn(2, 3)).sum()
+        out.backward(inputs=list(model.parameters()), retain_graph=True)
+        out.backward()  # asks for every leaf: side.* got nothing, and that is reported
+    assert [f.parameter for f in session.findings() if f.code == "GP107"] == [
+        "side.weight",
+        "side.bias",
+    ]
+
+
+def test_two_sessions_share_the_backward_wrapper_and_both_remove_it() -> None:
+    backward, grad = torch.autograd.backward, torch.autograd.grad
+    a, b = nn.Linear(2, 1), nn.Linear(2, 1)
+    outer = watch(a)
+    inner = watch(b)
+    assert torch.autograd.backward is not backward
+    outer.close()  # closed first, out of order: the wrapper stays for the inner session
+    a(torch.randn(3, 2)).sum().backward(inputs=[a.weight])
+    b(torch.randn(3, 2)).sum().backward(inputs=[b.weight])
+    inner.close()
+    assert (torch.autograd.backward, torch.autograd.grad) == (backward, grad)
+    assert not [f for f in inner.findings() if f.code == "GP107"]
+
+
+def test_a_session_nobody_closes_lets_go_of_the_backward_wrapper_when_collected() -> None:
+    backward = torch.autograd.backward
+    model = nn.Linear(2, 1)
+    watch(model)
+    assert torch.autograd.backward is not backward
+    del model  # the hooks on it were all that kept the session alive
+    gc.collect()
+    assert torch.autograd.backward is backward

@@ -43,6 +43,7 @@ def hook_state(model: nn.Module, optimizer: torch.optim.Optimizer | None = None)
         if attr.startswith("_global_"):
             value = getattr(registry, attr)
             state[("global", attr)] = dict(value) if isinstance(value, dict) else value
+    state["autograd"] = (torch.autograd.backward, torch.autograd.grad)  # wrapped while open
     if optimizer is not None:
         state["opt pre"] = dict(optimizer._optimizer_step_pre_hooks)
         state["opt post"] = dict(optimizer._optimizer_step_post_hooks)

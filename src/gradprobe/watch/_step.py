@@ -57,12 +57,14 @@ class StepBuffer:
         "pl1",
         "pnorm_pos",
         "pnorms",
+        "requested",
         "sampled",
         "seen",
         "task",
         "touched",
         "upd",
         "upd_index",
+        "whole",
     )
 
     def __init__(self, number: int, sampled: bool, modules: int) -> None:
@@ -71,6 +73,9 @@ class StepBuffer:
         self.grad_enabled = torch.is_grad_enabled()
         self.backwards = 0
         self.task: int | None = None
+        # Backward passes asked for all leaves (whole) or only for some (requested).
+        self.whole = False
+        self.requested: set[int] = set()
         self.calls = [0] * modules
         self.touched = 0
         self.fwd_keys: list[ForwardKey] = []

@@ -48,7 +48,7 @@ from gradprobe.errors import (
     describe,
 )
 from gradprobe.findings import Finding, Location
-from gradprobe.watch import _stats
+from gradprobe.watch import _requests, _stats
 from gradprobe.watch._findings import DeadRelu, Hit, Thresholds, first_hits, watch_findings
 from gradprobe.watch._step import OUTPUT, PARAMETER, Compacted, Names, StepBuffer
 from gradprobe.watch.records import StepRecord
@@ -261,6 +261,7 @@ class WatchSession:
         self._tensorboard: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._before: tuple[list[int], list[Tensor], list[Tensor]] | None = None
         self._handles: list[Any] = []
+        self._release_requests: Callable[[], Any] = lambda: None
         self._node_handles: list[Any] = []
         self._prune_at = 1024
         self._param_refs: list[weakref.ref[Tensor]] = []
@@ -276,6 +277,9 @@ class WatchSession:
             self._param_keys.append((PARAMETER, index, 0, ""))
         self._hooks_dict_was_none: list[int] = []  # parameters whose _backward_hooks was None
         try:
+            _requests.acquire()
+            # Released by close(), or when a session nobody closed is collected.
+            self._release_requests = weakref.finalize(self, _requests.release)
             self._install(model, chosen, optimizer)
         except BaseException:
             self._remove_hooks()
@@ -312,6 +316,7 @@ class WatchSession:
             self._handles.append(optimizer.register_step_post_hook(self._optimizer_post_hook))
 
     def _remove_hooks(self) -> None:
+        self._release_requests()
         for handle in (*self._handles, *self._node_handles):
             with contextlib.suppress(Exception):
                 handle.remove()
@@ -448,7 +453,8 @@ class WatchSession:
         if not step.seen:
             return []
         missing = []
-        for index in sorted(self._hooked_params - step.seen):
+        expected = self._hooked_params if step.whole else self._hooked_params & step.requested
+        for index in sorted(expected - step.seen):
             tensor = self._param_refs[index]() if index < len(self._param_refs) else None
             if tensor is not None and tensor.requires_grad:
                 missing.append(index)
@@ -468,6 +474,12 @@ class WatchSession:
                     warnings.warn(_SILENT_FORWARD, GradprobeWarning, stacklevel=2)
             step.task = task
             step.backwards += 1
+            inputs = _requests.innermost()
+            if inputs is None:
+                step.whole = True
+            else:  # backward(inputs=...) / autograd.grad: the others get nothing on purpose
+                index = self._param_index
+                step.requested.update(index[id(t)] for t in inputs if id(t) in index)
             self._backward_passes += 1
         return step
 

@@ -1,0 +1,100 @@
+"""Which tensors the running backward pass was asked for.
+
+``loss.backward(inputs=[...])`` and ``torch.autograd.grad(loss, [...])`` compute gradients
+for the listed tensors only: a watched parameter left out got no gradient by request, not
+by a bug (GP107). No hook tells which inputs a pass was asked for, so while a watch session
+is open ``torch.autograd.backward`` and ``torch.autograd.grad`` are wrapped: each call
+pushes its ``inputs`` (``None`` for a whole backward) for the duration of the call, and the
+session's gradient hooks, which fire inside it, read the innermost one.
+
+One wrapper serves every open session; it is installed by the first and removed by the
+last. A wrapper that somebody else put over ours after we installed it is left in place;
+ours then only passes calls through.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+from torch import Tensor
+
+__all__ = ["REQUESTS", "acquire", "innermost", "release"]
+
+# The inputs of each backward/autograd.grad call now running, innermost last; None for
+# a whole backward().
+REQUESTS: list[tuple[Tensor, ...] | None] = []
+_users = 0
+_originals: dict[str, Callable[..., Any]] = {}
+
+
+def innermost() -> tuple[Tensor, ...] | None:
+    """The inputs the innermost running pass was asked for; None: all leaves (or unknown)."""
+    return REQUESTS[-1] if REQUESTS else None
+
+
+def _as_tensors(inputs: object) -> tuple[Tensor, ...] | None:
+    if inputs is None:
+        return None
+    if isinstance(inputs, dict):
+        inputs = inputs.values()
+    if isinstance(inputs, Tensor):
+        return (inputs,)
+    if isinstance(inputs, Iterable):
+        # GradientEdge inputs name a node, not a tensor: they match no parameter.
+        return tuple(item for item in inputs if isinstance(item, Tensor))
+    return None
+
+
+def _wrap(original: Callable[..., Any], position: int) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        inputs = kwargs.get("inputs", args[position] if len(args) > position else None)
+        if isinstance(inputs, Iterable) and not isinstance(inputs, Tensor | dict):
+            inputs = list(inputs)  # a generator (model.parameters()) is read once, here
+            if "inputs" in kwargs:
+                kwargs["inputs"] = inputs
+            else:
+                args = (*args[:position], inputs, *args[position + 1 :])
+        REQUESTS.append(_as_tensors(inputs))
+        try:
+            return original(*args, **kwargs)
+        finally:
+            REQUESTS.pop()
+
+    wrapper.__gradprobe_wraps__ = original  # type: ignore[attr-defined]
+    return wrapper
+
+
+# backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables, inputs)
+# grad(outputs, inputs, ...)
+_POSITIONS = {"backward": 5, "grad": 1}
+
+
+def acquire() -> None:
+    """Install the wrappers (the first open session does)."""
+    global _users
+    if _users == 0:
+        for name, position in _POSITIONS.items():
+            original = getattr(torch.autograd, name)
+            _originals[name] = original
+            setattr(torch.autograd, name, _wrap(original, position))
+    _users += 1
+
+
+def release() -> None:
+    """Remove the wrappers (the last session to close does)."""
+    global _users
+    if _users == 0:
+        return
+    _users -= 1
+    if _users:
+        return
+    for name, original in _originals.items():
+        current = getattr(torch.autograd, name)
+        if getattr(current, "__gradprobe_wraps__", None) is original:
+            setattr(torch.autograd, name, original)
+    _originals.clear()
