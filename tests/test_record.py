@@ -1922,3 +1922,70 @@ def test_a_buffer_written_with_a_value_that_carries_the_graph_is_the_cause(
     )
     assert status == 1
     assert causes(findings, "GP103") == [line_of(text, "queue[step")]
+
+
+def test_backward_is_still_recorded_while_a_watch_session_wraps_it(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        import gradprobe
+
+        model = nn.Linear(8, 3)
+        with gradprobe.watch(model):
+            loss = model(torch.randn(4, 8)).argmax(dim=1).float().mean()
+            loss = torch.tensor(loss.item(), requires_grad=True)
+            torch.autograd.backward(loss, inputs=[loss])
+        """,
+    )
+    assert status == 0
+    (finding,) = [f for f in findings if f.code == "GP115"]
+    assert roles(finding)["cause"] == [line_of(text, "torch.tensor(loss.item()")]
+
+
+def test_parameters_left_out_of_backward_inputs_are_not_reported_as_unused(
+    tmp_path: Path,
+) -> None:
+    findings, _, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        g = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+        first, last = list(g[0].parameters()), list(g[2].parameters())
+        opt = torch.optim.SGD(g.parameters(), lr=0.1)
+        for step in range(4):  # alternating updates, one half per step
+            opt.zero_grad()
+            loss = g(torch.randn(5, 3)).pow(2).mean()
+            loss.backward(inputs=iter(first if step % 2 else last))
+            opt.step()
+        """,
+    )
+    assert status == 0
+    assert not [f for f in findings if f.code == "GP107"]
+    # Asked for, and still cut off: reported.
+    findings, _, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a, self.b = nn.Linear(3, 1), nn.Linear(3, 1)
+
+            def forward(self, x):
+                return self.a(x) + self.b(x).detach()
+
+        model = Net()
+        loss = model(torch.randn(5, 3)).sum()
+        loss.backward(inputs=list(model.parameters()), retain_graph=True)
+        torch.autograd.backward(loss, inputs=[model.b.weight, model.a.weight])
+        """,
+    )
+    assert status == 0
+    (finding,) = [f for f in findings if f.code == "GP107"]
+    assert "b.weight" in finding.message and "b.bias" not in finding.message

@@ -1342,6 +1342,8 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
         }
         named = list(top.named_parameters())
         trainable = [(n, p) for n, p in named if p.requires_grad]
+        if events.last_inputs is not None:  # backward(inputs=...): the rest on purpose
+            trainable = [(n, p) for n, p in trainable if id(p) in events.last_inputs]
         if not any(p.grad is not None for _, p in trainable):
             # A model without any gradient is not judged (a frozen teacher, a target
             # network), unless an optimizer stepped it while others had gradients.

@@ -206,6 +206,8 @@ class Events:
     # ids of parameters an optimizer stepped without (starved) and with (fed) a gradient
     starved: set[int] = field(default_factory=set)
     fed: set[int] = field(default_factory=set)
+    # ids of the tensors the latest backward() was asked for (inputs=); None: all leaves
+    last_inputs: frozenset[int] | None = None
     exits: list[int] = field(default_factory=list)  # cuts whose values left torch (.numpy())
     nan_node: NodeKey | None = None  # first backward formula that made NaN/Inf from finite
     analyses: list[Any] = field(default_factory=list)  # findings made while running
@@ -404,9 +406,9 @@ def _kind(func: Any) -> int:
         # torch's own private attributes (``_backward_hooks``, set from C++ while it unpacks
         # a saved variable and holds the node's lock): touching the tensor here deadlocks.
         kind = _PRIVATE
-    elif func in _BACKWARDS:
+    elif getattr(func, "__gradprobe_wraps__", func) in _BACKWARDS:  # watch wraps them
         kind = _BACKWARD
-    elif func is _GRAD:
+    elif getattr(func, "__gradprobe_wraps__", func) is _GRAD:
         kind = _AUTOGRAD_GRAD
     elif name == "__setitem__":
         kind = _SETITEM
@@ -1180,6 +1182,30 @@ class RecorderMode(TorchFunctionMode):
 
     # -- backward ----------------------------------------------------------------------------
 
+    def _note_inputs(
+        self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Remember which tensors this backward() was asked for (``inputs=``; None: all
+        leaves). A generator is read here once and handed on as a list."""
+        position = 4 if func is torch.Tensor.backward else 5
+        inputs = kwargs.get("inputs", args[position] if len(args) > position else None)
+        if isinstance(inputs, dict):
+            inputs = inputs.values()
+        if inputs is None:
+            self.events.last_inputs = None
+            return args, kwargs
+        if isinstance(inputs, torch.Tensor):
+            self.events.last_inputs = frozenset((id(inputs),))
+            return args, kwargs
+        if not isinstance(inputs, list | tuple):
+            inputs = list(inputs)
+            if "inputs" in kwargs:
+                kwargs = {**kwargs, "inputs": inputs}
+            else:
+                args = (*args[:position], inputs, *args[position + 1 :])
+        self.events.last_inputs = frozenset(id(t) for t in inputs if isinstance(t, torch.Tensor))
+        return args, kwargs
+
     def _backward(self, func: Any, kind: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         line = _user_line(sys._getframe(1))
         roots_arg = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
@@ -1195,6 +1221,8 @@ class RecorderMode(TorchFunctionMode):
         )
         if retain is None:
             retain = create
+        if kind == _BACKWARD:
+            args, kwargs = self._note_inputs(func, args, kwargs)
         for root in roots:
             if (
                 root.requires_grad
@@ -1569,6 +1597,9 @@ def patches(mode: RecorderMode) -> Iterator[None]:
                     for p in group["params"]
                     if p.requires_grad
                 ]
+                asked = events.last_inputs
+                if asked is not None:  # backward(inputs=...) left the others out on purpose
+                    params = [p for p in params if id(p) in asked]
                 if any(p.grad is not None for p in params):
                     for p in params:
                         if p.grad is None:
