@@ -743,6 +743,7 @@ def _registries() -> dict[str, object]:
         "setattr": torch.Tensor.__dict__.get("__setattr__"),
         "parameter_new": torch.nn.Parameter.__dict__["__new__"],
         "module_init": torch.nn.Module.__dict__["__init__"],
+        "function_apply": torch.autograd.Function.__dict__["apply"],
         "register_hook": torch.Tensor.__dict__["register_hook"],
         "from_numpy": torch.from_numpy,
         "optimizer_init": torch.optim.Optimizer.__dict__["__init__"],
@@ -1989,3 +1990,87 @@ def test_parameters_left_out_of_backward_inputs_are_not_reported_as_unused(
     assert status == 0
     (finding,) = [f for f in findings if f.code == "GP107"]
     assert "b.weight" in finding.message and "b.bias" not in finding.message
+
+
+def test_a_custom_backward_that_never_reads_grad_output_is_named_at_its_return(
+    tmp_path: Path,
+) -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        class Swish(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * torch.sigmoid(x)
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                (x,) = ctx.saved_tensors
+                s = torch.sigmoid(x)
+                return s * (1 + x * (1 - s))
+
+        model, head = nn.Linear(4, 4), nn.Linear(4, 1)
+        for step in range(2):
+            loss = head(Swish.apply(model(torch.randn(8, 4)))).pow(2).mean()
+            loss.backward()
+        """
+    findings, text, status = run(tmp_path, source)
+    assert status == 0
+    (finding,) = [f for f in findings if f.code == "GP128"]
+    assert roles(finding) == {
+        "cause": [line_of(text, "return s * (1 + x")],
+        "created": [line_of(text, "Swish.apply(")],
+    }
+    assert finding.node == "SwishBackward"
+    # The chain rule kept (grad_output read), or a backward that returns only None: quiet.
+    for body in ("return grad_output * s * (1 + x * (1 - s))", "return None"):
+        fixed = source.replace("return s * (1 + x * (1 - s))", body)
+        findings, _, status = run(tmp_path, fixed)
+        assert status == 0
+        assert not [f for f in findings if f.code == "GP128"], body
+
+
+def test_a_tensor_kept_on_ctx_and_written_before_backward_names_the_write(
+    tmp_path: Path,
+) -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        class Scale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                ctx.x = x
+                ctx.save_for_backward(w)
+                return x * w
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                (w,) = ctx.saved_tensors
+                return grad_output * w, (grad_output * ctx.x).sum(0)
+
+        w = nn.Parameter(torch.ones(4))
+        h = torch.randn(8, 4)
+        y = Scale.apply(h, w)
+        h.mul_(0.5)
+        y.pow(2).mean().backward()
+        """
+    findings, text, status = run(tmp_path, source)
+    assert status == 0
+    (finding,) = [f for f in findings if f.code == "GP129"]
+    assert roles(finding) == {
+        "cause": [line_of(text, "h.mul_(0.5)")],
+        "saved": [line_of(text, "ctx.x = x")],
+        "created": [line_of(text, "Scale.apply(")],
+    }
+    assert finding.details == {"function": "Scale", "attribute": "x"}
+    # Written after the backward ran, or never: nothing to report.
+    after = "y.pow(2).mean().backward()\n        h.mul_(0.5)"
+    for moved in (after, "y.pow(2).mean().backward()"):
+        changed = source.replace("h.mul_(0.5)\n        y.pow(2).mean().backward()", moved)
+        assert changed != source
+        findings, _, status = run(tmp_path, changed)
+        assert status == 0
+        assert not [f for f in findings if f.code == "GP129"], moved

@@ -631,6 +631,8 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(empty_loads(events))
     findings.extend(copy_freezes(events, list(modules)))
     findings.extend(_none_grads(events))
+    findings.extend(_blind_backwards(events))
+    findings.extend(_ctx_writes(events))
     findings.extend(_grad_targets(events))
     findings.extend(_weighted_log_probs(events))
     findings.extend(_early_clips(events))
@@ -661,6 +663,69 @@ def _none_grads(events: Events) -> list[Finding]:
         )
         for name, missing, line in events.none_grads[:1]
     ]
+
+
+def _blind_backwards(events: Events) -> list[Finding]:
+    found = []
+    for name, line, key in events.blind_backwards[:3]:
+        record = events.nodes.get(key)
+        found.append(
+            make_finding(
+                "GP128",
+                message=(
+                    f"{name}.backward never reads the gradient it is given, yet returned "
+                    f"gradients (at {_where(line)}): it returns the local derivative of "
+                    f"{name}.forward instead of grad_output times it. That is right only when "
+                    "the gradient arriving is all ones (a plain .sum() loss); after any other "
+                    "operation (mean, a weight, a second layer) every gradient behind it is "
+                    "wrong, without an error."
+                ),
+                node=f"{name}Backward",
+                locations=_locations(
+                    (line, "cause"), (record.line if record is not None else None, "created")
+                ),
+                details={"function": name},
+            )
+        )
+    return found
+
+
+def _ctx_writes(events: Events) -> list[Finding]:
+    found = []
+    seen: set[tuple[str, str]] = set()
+    for kept in events.ctx_writes:
+        name = kept.function
+        if (name, kept.slot) in seen:
+            continue
+        seen.add((name, kept.slot))
+        write = next(
+            (w for w in events.writes if w.storage == kept.storage and w.order > kept.order),
+            None,
+        )
+        where = f" by {write.op} at {_where(write.line)}" if write is not None else ""
+        found.append(
+            make_finding(
+                "GP129",
+                message=(
+                    f"ctx.{kept.slot}, kept on the ctx of {name} "
+                    + (f"at {_where(kept.stored)} " if kept.stored else "")
+                    + f"instead of saved with ctx.save_for_backward, was modified in place"
+                    f"{where} after {name}.apply"
+                    + (f" at {_where(kept.line)}" if kept.line else "")
+                    + f" and before its backward ran. Autograd checks versions only of "
+                    f"tensors saved with save_for_backward, so {name}.backward silently used "
+                    "the new values and its gradients are wrong."
+                ),
+                node=f"{name}Backward",
+                locations=_locations(
+                    (write.line if write is not None else None, "cause"),
+                    (kept.stored, "saved"),
+                    (kept.line, "created"),
+                ),
+                details={"function": name, "attribute": kept.slot},
+            )
+        )
+    return found
 
 
 def _grad_targets(events: Events) -> list[Finding]:

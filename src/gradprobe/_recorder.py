@@ -49,7 +49,7 @@ from typing import Any, Generic, TypeVar
 import torch
 from torch.overrides import TorchFunctionMode
 
-from gradprobe import _deepfree
+from gradprobe import _customfn, _deepfree
 from gradprobe._source import is_gradprobe_file, is_user_file
 from gradprobe.trace import trace as _trace
 
@@ -165,6 +165,19 @@ class Backward:
 
 
 @dataclass
+class CtxWrite:
+    """A tensor a custom Function kept on its ctx (not save_for_backward) that was written
+    in place between its forward and its backward (GP129)."""
+
+    order: int  # when the Function's apply returned
+    line: SourceLine | None  # where it was applied
+    function: str
+    slot: str  # the ctx attribute
+    storage: int
+    stored: SourceLine | None  # where forward assigned ctx.<slot>
+
+
+@dataclass
 class Events:
     """Everything recorded, as plain data (no tensors, no nodes)."""
 
@@ -228,6 +241,11 @@ class Events:
     # custom Functions whose backward returned None for inputs that need a gradient:
     # (Function name, input positions, the backward's return line)
     none_grads: list[tuple[str, list[int], SourceLine | None]] = field(default_factory=list)
+    # custom Functions whose backward never reads its grad_output yet returned gradients:
+    # (Function name, the backward's return line, its node)
+    blind_backwards: list[tuple[str, SourceLine | None, NodeKey]] = field(default_factory=list)
+    # tensors kept on a custom Function's ctx and written in place before its backward ran
+    ctx_writes: list[CtxWrite] = field(default_factory=list)
     # round/floor/sign/... applied to values that require grad: (line, op)
     flat_ops: list[tuple[SourceLine | None, str]] = field(default_factory=list)
     # clip_grad_norm_/clip_grad_value_ called with no fresh gradients: lines
@@ -597,6 +615,7 @@ class RecorderMode(TorchFunctionMode):
         self.outer_module = 0  # id of the outermost module running, set by record()'s hooks
         self.outer_line: SourceLine | None = None  # and the line that called it
         self.pending: list[Any] = []
+        self.ctx_watched: set[NodeKey] = set()  # custom Function nodes whose ctx is watched
         self.backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None
         self.backward_hook = None
 
@@ -933,8 +952,10 @@ class RecorderMode(TorchFunctionMode):
             )
             if self.check_nan and key[0] in _RISKY and events.nan_node is None:
                 node.register_hook(self._nan_watch(key))
-            if isinstance(node, _CUSTOM_NODE) and len(events.none_grads) < 10:
-                node.register_hook(self._none_watch(node))
+            if isinstance(node, _CUSTOM_NODE):
+                node.register_hook(self._custom_watch(node, key))
+                if key not in self.ctx_watched:  # not seen by the Function.apply patch
+                    self.watch_ctx(node, line)
             band = sequence // _BAND
             hold = None
             for child, _ in node.next_functions:
@@ -1000,11 +1021,14 @@ class RecorderMode(TorchFunctionMode):
         line, cuts = self.last_exit
         return cuts | {self._cut(_NUMPY_EXIT, "numpy", line)}
 
-    def _none_watch(self, node: Any) -> Callable[..., None]:
+    def _custom_watch(self, node: Any, key: NodeKey) -> Callable[..., None]:
         """A custom Function's backward that returns None for an input that needs a
-        gradient: the parameter behind it silently gets none."""
+        gradient (the parameter behind it silently gets none), or that computed gradients
+        without reading the one it was given (see gradprobe._customfn)."""
         needs = [child is not None for child, _ in node.next_functions]
         function = getattr(node, "_forward_cls", None)
+        name = getattr(function, "__name__", "Function")
+        blind = function is not None and _customfn.ignores_grad_outputs(function)
         events = self.events
 
         def watch(grad_inputs: tuple[Any, ...], _grad_outputs: tuple[Any, ...]) -> None:
@@ -1015,11 +1039,50 @@ class RecorderMode(TorchFunctionMode):
             ]
             if missing and len(events.none_grads) < 10:
                 backward = getattr(function, "backward", None)
-                events.none_grads.append(
-                    (getattr(function, "__name__", "Function"), missing, _return_line(backward))
-                )
+                events.none_grads.append((name, missing, _return_line(backward)))
+            if blind and not any(seen == name for seen, _, _ in events.blind_backwards):
+                grads = [g for g in grad_inputs if isinstance(g, torch.Tensor)]
+                if any(g.device.type != "cpu" or not _checkable(g) or bool(g.any()) for g in grads):
+                    backward = getattr(function, "backward", None)
+                    events.blind_backwards.append((name, _return_line(backward), key))
 
         return watch
+
+    def watch_ctx(self, node: Any, line: SourceLine | None) -> None:
+        """Tensors kept on a custom Function's ctx: a node pre-hook compares their versions
+        just before the backward reads them (autograd only checks save_for_backward's).
+        Called by the Function.apply patch as the call returns (and at discovery for a
+        Function that bypassed it)."""
+        key = (node.name(), node._sequence_nr())
+        if key in self.ctx_watched:
+            return
+        self.ctx_watched.add(key)
+        function = getattr(node, "_forward_cls", None)
+        if function is None or getattr(function, "__module__", "").startswith("torch."):
+            return  # torch's own (checkpoint, hooks) keep only what they manage themselves
+        found = _customfn.ctx_tensors(node)
+        if not found:
+            return
+        order = next(self.order)
+        watched = [
+            (slot, weakref.ref(tensor), version, _storage(tensor))
+            for slot, (tensor, version) in found.items()
+        ]
+        del found
+        events = self.events
+        name = getattr(function, "__name__", "Function")
+
+        def check(_grad_outputs: tuple[Any, ...]) -> None:
+            for slot, ref, version, storage in watched:
+                tensor = ref()
+                if tensor is None or len(events.ctx_writes) >= 10:
+                    continue
+                with contextlib.suppress(RuntimeError):
+                    if tensor._version != version:
+                        stored = _customfn.ctx_store_line(function, slot)
+                        events.ctx_writes.append(CtxWrite(order, line, name, slot, storage, stored))
+
+        node.register_prehook(check)
 
     def _loss_target(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """A loss whose target requires grad: note where the target's graph comes from."""
@@ -1512,6 +1575,26 @@ def patches(mode: RecorderMode) -> Iterator[None]:
             torch.nn.Module.__init__ = module_slot  # type: ignore[method-assign]
 
         undo.append(restore_module_init)
+
+        # Custom Functions: their ctx, as each apply returns (tensors kept on it, GP129).
+        apply_now = torch.autograd.Function.__dict__["apply"]  # an outer recording's, nested
+
+        def apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
+            result = apply_now.__get__(None, cls)(*args, **kwargs)
+            with contextlib.suppress(Exception):
+                for out in _tensors(result):
+                    fn = _grad_fn(out)
+                    if isinstance(fn, _CUSTOM_NODE):
+                        mode.watch_ctx(fn, _user_line(sys._getframe(1)))
+                        break
+            return result
+
+        torch.autograd.Function.apply = classmethod(apply)  # type: ignore[method-assign,assignment]
+
+        def restore_apply() -> None:
+            torch.autograd.Function.apply = apply_now  # type: ignore[method-assign]
+
+        undo.append(restore_apply)
 
         # load_state_dict(strict=False) that loads nothing: a "module." prefix from DDP.
         load_slot = torch.nn.Module.__dict__["load_state_dict"]

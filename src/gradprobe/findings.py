@@ -556,6 +556,30 @@ _ALL = (
         "clip_grad_value_, then scaler.step(optimizer) and scaler.update().",
     ),
     _code(
+        "GP128",
+        "custom_backward_ignores_grad_output",
+        "a custom backward ignores the gradient it is given",
+        "The backward of a torch.autograd.Function never reads its grad_output argument and "
+        "still returns gradients: it returns the local derivative of forward, not "
+        "grad_output times it. The chain rule then breaks at that node; the gradients behind "
+        "it are right only when the gradient arriving happens to be all ones.",
+        "Multiply by the incoming gradient: `return grad_output * local_derivative` (one "
+        "grad_output per forward output), and check the Function with "
+        "torch.autograd.gradcheck (gradprobe.testing.assert_gradcheck).",
+    ),
+    _code(
+        "GP129",
+        "ctx_tensor_modified_inplace",
+        "a tensor kept on ctx was modified before backward",
+        "A custom autograd.Function stored a tensor as a ctx attribute (ctx.x = x) instead of "
+        "ctx.save_for_backward(x), and the tensor was written in place between forward and "
+        "backward. Autograd checks the version counter only of tensors saved with "
+        "save_for_backward, so no error is raised: backward computes with the new values.",
+        "Save inputs and outputs with ctx.save_for_backward(...) and read them back with "
+        "ctx.saved_tensors: the same write then raises the in-place error, which gradprobe "
+        "explains. Or make the write out of place (x = x * 2 instead of x.mul_(2)).",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",
