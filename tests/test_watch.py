@@ -10,6 +10,7 @@ import copy
 import gc
 import io
 import math
+import warnings
 from collections import OrderedDict
 
 import pytest
@@ -17,7 +18,7 @@ import torch
 from rich.console import Console
 from torch import nn
 
-from gradprobe.errors import GradprobeTypeError, GradprobeValueError
+from gradprobe.errors import GradprobeTypeError, GradprobeValueError, GradprobeWarning
 from gradprobe.watch import WatchSessionClosed, watch
 
 
@@ -867,3 +868,41 @@ def test_a_session_nobody_closes_lets_go_of_the_backward_wrapper_when_collected(
     del model  # the hooks on it were all that kept the session alive
     gc.collect()
     assert torch.autograd.backward is backward
+
+
+class _Pair(nn.Module):
+    """A container whose own forward is never called: the loop calls G and D directly."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.G = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        self.D = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
+
+
+def _gan_iteration(pair: _Pair) -> None:
+    fake = pair.G(torch.randn(16, 4))
+    real = torch.randn(16, 2)
+    d_loss = (pair.D(fake.detach()) - pair.D(real)).mean()
+    d_loss.backward()
+    pair.D(fake).mean().neg().backward(inputs=list(pair.G.parameters()))
+
+
+def test_a_container_whose_forward_never_runs_says_how_to_end_steps() -> None:
+    pair = _Pair()
+    with pytest.warns(GradprobeWarning, match="step_on='manual'") as caught, watch(pair) as s:
+        for _ in range(3):
+            _gan_iteration(pair)
+    assert caught[0].filename == __file__  # points at the user's backward(), not at hooks
+    assert len(caught) == 1
+    assert s.steps == 1
+    assert any("own forward never ran" in note for note in s.notes)
+    # The way out it names: one step per iteration, and GP107 stays quiet.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with watch(pair, step_on="manual") as s:
+            for _ in range(3):
+                _gan_iteration(pair)
+                s.step()
+    assert s.steps == 3
+    assert not s.notes
+    assert not [f for f in s.findings() if f.code == "GP107"]

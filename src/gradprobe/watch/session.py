@@ -101,6 +101,14 @@ _SILENT_FORWARD = (
 )
 
 
+_ROOT_NEVER_CALLED = (
+    "the watched model's own forward never ran: its submodules were called directly "
+    "(a container such as a GAN holding G and D), so no step ever ended and everything so "
+    "far is one step. Pass step_on='manual' and call session.step() once per iteration, "
+    "or step_on='optimizer' with the optimizer whose step ends an iteration."
+)
+
+
 class WatchSessionClosed(GradprobeError, RuntimeError):
     """A closed :class:`WatchSession` was used for something only an open one can do."""
 
@@ -241,6 +249,7 @@ class WatchSession:
         self._steps = 0
         self._depth = 0
         self._forward_calls = 0
+        self._root_calls = 0
         self._backward_passes = 0
         self._dirty = True
         self._history: deque[Compacted] = deque()
@@ -396,8 +405,12 @@ class WatchSession:
     @property
     def notes(self) -> tuple[str, ...]:
         """Things watch could not do (statistics it had to skip, hooks that never fired)."""
-        silent = self._backward_passes and not self._forward_calls
-        return (*self._notes, _SILENT_FORWARD) if silent else tuple(self._notes)
+        notes = tuple(self._notes)
+        if self._backward_passes and not self._forward_calls:
+            notes = (*notes, _SILENT_FORWARD)
+        elif self._step_on == "forward" and self._backward_passes > 1 and not self._root_calls:
+            notes = (*notes, _ROOT_NEVER_CALLED)
+        return notes
 
     def step(self) -> None:
         """End the current step (``step_on="manual"`` only); the next activity starts the
@@ -464,6 +477,15 @@ class WatchSession:
         step = self._buffer if self._buffer is not None else self._begin()
         task = _task_id()
         if task != step.task:
+            if (
+                step.backwards
+                and self._forward_calls
+                and not self._root_calls
+                and self._step_on == "forward"
+                and not self._warned
+            ):
+                self._warned = True
+                warnings.warn(_ROOT_NEVER_CALLED, GradprobeWarning, stacklevel=_user_level())
             if step.backwards and not self._forward_calls and self._step_on == "forward":
                 # Forward hooks never fired (a model compiled before watch): each backward
                 # pass is a step.
@@ -471,7 +493,7 @@ class WatchSession:
                 step = self._begin()
                 if not self._warned:
                     self._warned = True
-                    warnings.warn(_SILENT_FORWARD, GradprobeWarning, stacklevel=2)
+                    warnings.warn(_SILENT_FORWARD, GradprobeWarning, stacklevel=_user_level())
             step.task = task
             step.backwards += 1
             inputs = _requests.innermost()
@@ -489,6 +511,7 @@ class WatchSession:
     def _root_pre_hook(self, module: nn.Module, args: Any) -> None:
         if self._closed:
             return
+        self._root_calls += 1
         if self._depth == 0:
             try:
                 self._end_step()
@@ -997,6 +1020,15 @@ def _eager_only() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     if disable is None:
         return lambda fn: fn
     return lambda fn: disable(fn, recursive=True)
+
+
+def _user_level() -> int:
+    """The stacklevel of the user's line (their backward() call) for a warning raised in a
+    hook, so the warning points at their code, not at gradprobe's or torch's."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 2
 
 
 def _check(step: StepBuffer, into: list[Tensor], data: Tensor) -> None:
