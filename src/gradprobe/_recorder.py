@@ -50,6 +50,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from gradprobe import _customfn, _deepfree
+from gradprobe._inputs import asked_inputs
 from gradprobe._source import is_gradprobe_file, is_user_file
 from gradprobe.trace import trace as _trace
 
@@ -1245,30 +1246,6 @@ class RecorderMode(TorchFunctionMode):
 
     # -- backward ----------------------------------------------------------------------------
 
-    def _note_inputs(
-        self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """Remember which tensors this backward() was asked for (``inputs=``; None: all
-        leaves). A generator is read here once and handed on as a list."""
-        position = 4 if func is torch.Tensor.backward else 5
-        inputs = kwargs.get("inputs", args[position] if len(args) > position else None)
-        if isinstance(inputs, dict):
-            inputs = inputs.values()
-        if inputs is None:
-            self.events.last_inputs = None
-            return args, kwargs
-        if isinstance(inputs, torch.Tensor):
-            self.events.last_inputs = frozenset((id(inputs),))
-            return args, kwargs
-        if not isinstance(inputs, list | tuple):
-            inputs = list(inputs)
-            if "inputs" in kwargs:
-                kwargs = {**kwargs, "inputs": inputs}
-            else:
-                args = (*args[:position], inputs, *args[position + 1 :])
-        self.events.last_inputs = frozenset(id(t) for t in inputs if isinstance(t, torch.Tensor))
-        return args, kwargs
-
     def _backward(self, func: Any, kind: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         line = _user_line(sys._getframe(1))
         roots_arg = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
@@ -1284,8 +1261,10 @@ class RecorderMode(TorchFunctionMode):
         )
         if retain is None:
             retain = create
-        if kind == _BACKWARD:
-            args, kwargs = self._note_inputs(func, args, kwargs)
+        if kind == _BACKWARD:  # which leaves it fills; the others are left out on purpose
+            position = 4 if func is torch.Tensor.backward else 5
+            args, kwargs, inputs = asked_inputs(args, kwargs, position)
+            self.events.last_inputs = None if inputs is None else frozenset(map(id, inputs))
         for root in roots:
             if (
                 root.requires_grad

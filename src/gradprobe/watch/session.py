@@ -31,13 +31,13 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import torch
 from torch import Tensor, nn
 
-from gradprobe import _deepfree
+from gradprobe import _deepfree, _inputs
 from gradprobe._nosync import HostSyncError, hook_body
 from gradprobe._source import is_user_file
 from gradprobe.errors import (
@@ -48,7 +48,7 @@ from gradprobe.errors import (
     describe,
 )
 from gradprobe.findings import Finding, Location
-from gradprobe.watch import _requests, _stats
+from gradprobe.watch import _stats
 from gradprobe.watch._findings import DeadRelu, Hit, Thresholds, first_hits, watch_findings
 from gradprobe.watch._step import OUTPUT, PARAMETER, Compacted, Names, StepBuffer
 from gradprobe.watch.records import StepRecord
@@ -286,9 +286,9 @@ class WatchSession:
             self._param_keys.append((PARAMETER, index, 0, ""))
         self._hooks_dict_was_none: list[int] = []  # parameters whose _backward_hooks was None
         try:
-            _requests.acquire()
+            _inputs.acquire()
             # Released by close(), or when a session nobody closed is collected.
-            self._release_requests = weakref.finalize(self, _requests.release)
+            self._release_requests = weakref.finalize(self, _inputs.release)
             self._install(model, chosen, optimizer)
         except BaseException:
             self._remove_hooks()
@@ -496,7 +496,7 @@ class WatchSession:
                     warnings.warn(_SILENT_FORWARD, GradprobeWarning, stacklevel=_user_level())
             step.task = task
             step.backwards += 1
-            inputs = _requests.innermost()
+            inputs = _inputs.innermost()
             if inputs is None:
                 step.whole = True
             else:  # backward(inputs=...) / autograd.grad: the others get nothing on purpose
@@ -1025,7 +1025,8 @@ def _eager_only() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 def _user_level() -> int:
     """The stacklevel of the user's line (their backward() call) for a warning raised in a
     hook, so the warning points at their code, not at gradprobe's or torch's."""
-    frame, level = sys._getframe(2), 2
+    frame: FrameType | None = sys._getframe(2)
+    level = 2
     while frame is not None and not is_user_file(frame.f_code.co_filename):
         frame, level = frame.f_back, level + 1
     return level if frame is not None else 2

@@ -5,7 +5,9 @@ for the listed tensors only: a watched parameter left out got no gradient by req
 by a bug (GP107). No hook tells which inputs a pass was asked for, so while a watch session
 is open ``torch.autograd.backward`` and ``torch.autograd.grad`` are wrapped: each call
 pushes its ``inputs`` (``None`` for a whole backward) for the duration of the call, and the
-session's gradient hooks, which fire inside it, read the innermost one.
+session's gradient hooks, which fire inside it, read the innermost one. The recorder,
+which sees these calls through its function mode, reads the same ``inputs`` with
+:func:`asked_inputs`.
 
 One wrapper serves every open session; it is installed by the first and removed by the
 last. A wrapper that somebody else put over ours after we installed it is left in place;
@@ -21,7 +23,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-__all__ = ["REQUESTS", "acquire", "innermost", "release"]
+__all__ = ["REQUESTS", "acquire", "asked_inputs", "innermost", "release"]
 
 # The inputs of each backward/autograd.grad call now running, innermost last; None for
 # a whole backward().
@@ -35,31 +37,39 @@ def innermost() -> tuple[Tensor, ...] | None:
     return REQUESTS[-1] if REQUESTS else None
 
 
-def _as_tensors(inputs: object) -> tuple[Tensor, ...] | None:
+def asked_inputs(
+    args: tuple[Any, ...], kwargs: dict[str, Any], position: int
+) -> tuple[tuple[Any, ...], dict[str, Any], tuple[Tensor, ...] | None]:
+    """The tensors a backward()/autograd.grad call asks for (``inputs`` at ``position`` or
+    by keyword; None: all leaves), with the arguments to pass on: an iterator such as
+    ``model.parameters()`` is read here, once, and handed on as a list."""
+    inputs = kwargs.get("inputs", args[position] if len(args) > position else None)
     if inputs is None:
-        return None
-    if isinstance(inputs, dict):
-        inputs = inputs.values()
+        return args, kwargs, None
     if isinstance(inputs, Tensor):
-        return (inputs,)
-    if isinstance(inputs, Iterable):
-        # GradientEdge inputs name a node, not a tensor: they match no parameter.
-        return tuple(item for item in inputs if isinstance(item, Tensor))
-    return None
+        return args, kwargs, (inputs,)
+    if isinstance(inputs, dict):
+        values: Iterable[Any] = inputs.values()
+    elif isinstance(inputs, Iterable):
+        if not isinstance(inputs, list | tuple):
+            inputs = list(inputs)
+            if "inputs" in kwargs:
+                kwargs = {**kwargs, "inputs": inputs}
+            else:
+                args = (*args[:position], inputs, *args[position + 1 :])
+        values = inputs
+    else:
+        return args, kwargs, None
+    # GradientEdge inputs name a node, not a tensor: they match no parameter.
+    return args, kwargs, tuple(item for item in values if isinstance(item, Tensor))
 
 
 def _wrap(original: Callable[..., Any], position: int) -> Callable[..., Any]:
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
-        inputs = kwargs.get("inputs", args[position] if len(args) > position else None)
-        if isinstance(inputs, Iterable) and not isinstance(inputs, Tensor | dict):
-            inputs = list(inputs)  # a generator (model.parameters()) is read once, here
-            if "inputs" in kwargs:
-                kwargs["inputs"] = inputs
-            else:
-                args = (*args[:position], inputs, *args[position + 1 :])
-        REQUESTS.append(_as_tensors(inputs))
+        args, kwargs, inputs = asked_inputs(args, kwargs, position)
+        REQUESTS.append(inputs)
         try:
             return original(*args, **kwargs)
         finally:
