@@ -2024,6 +2024,14 @@ def test_a_custom_backward_that_never_reads_grad_output_is_named_at_its_return(
         "created": [line_of(text, "Swish.apply(")],
     }
     assert finding.node == "SwishBackward"
+    assert finding.details["arrived_all_ones"] is False
+    assert "not all ones" in finding.message
+    # Under a bare .sum() the results are right by luck, and the finding says so.
+    plain_sum = source.replace("head(Swish.apply(model(", "(Swish.apply(model(")
+    findings, _, _ = run(tmp_path, plain_sum.replace(".pow(2).mean()", ".sum()"))
+    (finding,) = [f for f in findings if f.code == "GP128"]
+    assert finding.details["arrived_all_ones"] is True
+    assert "right by luck" in finding.message
     # The chain rule kept (grad_output read), or a backward that returns only None: quiet.
     for body in ("return grad_output * s * (1 + x * (1 - s))", "return None"):
         fixed = source.replace("return s * (1 + x * (1 - s))", body)

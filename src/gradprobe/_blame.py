@@ -667,24 +667,29 @@ def _none_grads(events: Events) -> list[Finding]:
 
 def _blind_backwards(events: Events) -> list[Finding]:
     found = []
-    for name, line, key in events.blind_backwards[:3]:
+    for name, line, key, ones in events.blind_backwards[:3]:
         record = events.nodes.get(key)
+        now = (
+            "Here the gradient arriving was all ones, so this run's gradients are right by "
+            "luck; weight, average or scale the output (a GradScaler, a loss weight) and "
+            "they are wrong."
+            if ones
+            else "The gradient arriving here was not all ones, so every gradient behind "
+            f"{name} is wrong, without an error."
+        )
         found.append(
             make_finding(
                 "GP128",
                 message=(
                     f"{name}.backward never reads the gradient it is given, yet returned "
                     f"gradients (at {_where(line)}): it returns the local derivative of "
-                    f"{name}.forward instead of grad_output times it. That is right only when "
-                    "the gradient arriving is all ones (a plain .sum() loss); after any other "
-                    "operation (mean, a weight, a second layer) every gradient behind it is "
-                    "wrong, without an error."
+                    f"{name}.forward instead of grad_output times it. {now}"
                 ),
                 node=f"{name}Backward",
                 locations=_locations(
                     (line, "cause"), (record.line if record is not None else None, "created")
                 ),
-                details={"function": name},
+                details={"function": name, "arrived_all_ones": ones},
             )
         )
     return found

@@ -244,7 +244,11 @@ class Events:
     none_grads: list[tuple[str, list[int], SourceLine | None]] = field(default_factory=list)
     # custom Functions whose backward never reads its grad_output yet returned gradients:
     # (Function name, the backward's return line, its node)
-    blind_backwards: list[tuple[str, SourceLine | None, NodeKey]] = field(default_factory=list)
+    # (Function name, the backward's return line, its node, whether every gradient that
+    # arrived was exactly one, which makes its results right by luck)
+    blind_backwards: list[tuple[str, SourceLine | None, NodeKey, bool]] = field(
+        default_factory=list
+    )
     # tensors kept on a custom Function's ctx and written in place before its backward ran
     ctx_writes: list[CtxWrite] = field(default_factory=list)
     # round/floor/sign/... applied to values that require grad: (line, op)
@@ -1032,7 +1036,7 @@ class RecorderMode(TorchFunctionMode):
         blind = function is not None and _customfn.ignores_grad_outputs(function)
         events = self.events
 
-        def watch(grad_inputs: tuple[Any, ...], _grad_outputs: tuple[Any, ...]) -> None:
+        def watch(grad_inputs: tuple[Any, ...], grad_outputs: tuple[Any, ...]) -> None:
             missing = [
                 index
                 for index, (grad, needed) in enumerate(zip(grad_inputs, needs, strict=False))
@@ -1041,11 +1045,13 @@ class RecorderMode(TorchFunctionMode):
             if missing and len(events.none_grads) < 10:
                 backward = getattr(function, "backward", None)
                 events.none_grads.append((name, missing, _return_line(backward)))
-            if blind and not any(seen == name for seen, _, _ in events.blind_backwards):
+            if blind and not any(seen[0] == name for seen in events.blind_backwards):
                 grads = [g for g in grad_inputs if isinstance(g, torch.Tensor)]
-                if any(g.device.type != "cpu" or not _checkable(g) or bool(g.any()) for g in grads):
+                if any(_unknown_or_nonzero(g) for g in grads):
+                    arrived = [g for g in grad_outputs if isinstance(g, torch.Tensor)]
+                    ones = bool(arrived) and all(_all_ones(g) for g in arrived)
                     backward = getattr(function, "backward", None)
-                    events.blind_backwards.append((name, _return_line(backward), key))
+                    events.blind_backwards.append((name, _return_line(backward), key, ones))
 
         return watch
 
@@ -1878,6 +1884,15 @@ def _reparam_patches(events: Events) -> list[Callable[[], None]]:
 
 
 _returns: dict[CodeType, SourceLine | None] = {}
+
+
+def _unknown_or_nonzero(grad: torch.Tensor) -> bool:
+    """Off the CPU (reading it would sync) or under a transform: unknown, so True."""
+    return grad.device.type != "cpu" or not _checkable(grad) or bool(grad.any())
+
+
+def _all_ones(grad: torch.Tensor) -> bool:
+    return grad.device.type == "cpu" and _checkable(grad) and bool((grad == 1).all())
 
 
 def _return_line(function: Any) -> SourceLine | None:
