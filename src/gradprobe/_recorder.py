@@ -243,7 +243,6 @@ class Events:
     # (Function name, input positions, the backward's return line)
     none_grads: list[tuple[str, list[int], SourceLine | None]] = field(default_factory=list)
     # custom Functions whose backward never reads its grad_output yet returned gradients:
-    # (Function name, the backward's return line, its node)
     # (Function name, the backward's return line, its node, whether every gradient that
     # arrived was exactly one, which makes its results right by luck)
     blind_backwards: list[tuple[str, SourceLine | None, NodeKey, bool]] = field(
