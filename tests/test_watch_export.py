@@ -111,14 +111,25 @@ def test_tensorboard_needs_add_scalar() -> None:
 
 
 def test_real_summary_writer(tmp_path: Path) -> None:
+    # tensorboard is in the test extra; the skip is for users running the suite without it.
     pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     from torch.utils.tensorboard import SummaryWriter
 
-    _, session, _ = _run(2)
+    _, session, grads = _run(3)
     session.close()  # type: ignore[attr-defined]
     writer = SummaryWriter(log_dir=str(tmp_path))
     try:
-        assert session.to_tensorboard(writer) > 0  # type: ignore[attr-defined]
+        written = session.to_tensorboard(writer)  # type: ignore[attr-defined]
     finally:
         writer.close()
-    assert list(tmp_path.glob("events.out.tfevents.*"))
+
+    # Read the event file back as TensorBoard would: every scalar arrives, at its step.
+    events = EventAccumulator(str(tmp_path))
+    events.Reload()
+    tags = events.Tags()["scalars"]
+    assert sum(len(events.Scalars(tag)) for tag in tags) == written
+    bias_max = events.Scalars("gradprobe/grad/0.bias/max_abs")
+    assert [e.step for e in bias_max] == [0, 2]
+    assert bias_max[1].value == pytest.approx(grads[2]["0.bias"].abs().max().item(), rel=1e-6)
+    assert any(tag.startswith("gradprobe/activation/") for tag in tags)
