@@ -743,6 +743,7 @@ def _registries() -> dict[str, object]:
         "setattr": torch.Tensor.__dict__.get("__setattr__"),
         "parameter_new": torch.nn.Parameter.__dict__["__new__"],
         "module_init": torch.nn.Module.__dict__["__init__"],
+        "module_train": torch.nn.Module.__dict__["train"],
         "function_apply": torch.autograd.Function.__dict__["apply"],
         "register_hook": torch.Tensor.__dict__["register_hook"],
         "from_numpy": torch.from_numpy,

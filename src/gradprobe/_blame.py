@@ -638,6 +638,9 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(_early_clips(events))
     findings.extend(_scaled_clips(events))
     findings.extend(_flat_gradients(events, list(modules)))
+    from gradprobe._evalfreeze import eval_freezes  # it reads this module's locations
+
+    findings.extend(eval_freezes(events, modules))
     return findings
 
 

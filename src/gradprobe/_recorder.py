@@ -252,6 +252,9 @@ class Events:
     ctx_writes: list[CtxWrite] = field(default_factory=list)
     # round/floor/sign/... applied to values that require grad: (line, op)
     flat_ops: list[tuple[SourceLine | None, str]] = field(default_factory=list)
+    # modules the user switched to eval() whose parameters an optimizer later stepped with
+    # gradients: id(module) -> the eval() line (GP111 when eval() changed nothing)
+    eval_trained: dict[int, SourceLine | None] = field(default_factory=dict)
     # clip_grad_norm_/clip_grad_value_ called with no fresh gradients: lines
     early_clips: list[SourceLine | None] = field(default_factory=list)
     # a GradScaler scaled a loss and nothing unscaled its gradients yet; clipping then
@@ -622,6 +625,8 @@ class RecorderMode(TorchFunctionMode):
         self.ctx_watched: set[NodeKey] = set()  # custom Function nodes whose ctx is watched
         self.backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None
         self.backward_hook = None
+        # modules the user called eval() (or train(False)) on: id -> (weak ref, line)
+        self.evals: dict[int, tuple[weakref.ref[Any], SourceLine | None]] = {}
 
     # -- the hot path ------------------------------------------------------------------------
 
@@ -1645,6 +1650,22 @@ def patches(mode: RecorderMode) -> Iterator[None]:
 
         undo.append(restore_optimizer_init)
 
+        # Module.train(False) / eval() called by the user on a module (not passed down from
+        # a parent's train()): someone freezing a layer with eval() (GP111).
+        module_train = torch.nn.Module.train  # an outer recording's, when nested
+        train_slot = torch.nn.Module.__dict__["train"]
+
+        def train_module(self: torch.nn.Module, mode_: bool = True) -> Any:
+            _note_mode(mode, self, mode_, sys._getframe(1))
+            return module_train(self, mode_)
+
+        torch.nn.Module.train = train_module  # type: ignore[method-assign,assignment]
+
+        def restore_train() -> None:
+            torch.nn.Module.train = train_slot  # type: ignore[method-assign]
+
+        undo.append(restore_train)
+
         # Optimizer steps: writes made inside one are updates, not accidents.
         from torch.optim.optimizer import (
             register_optimizer_step_post_hook,
@@ -1673,6 +1694,8 @@ def patches(mode: RecorderMode) -> Iterator[None]:
                             events.starved.add(id(p))
                         else:
                             events.fed.add(id(p))
+                if mode.evals:
+                    _stepped_evals(mode, {id(p) for p in params if p.grad is not None})
 
         def post(*_: Any) -> None:
             mode.in_optimizer = max(0, mode.in_optimizer - 1)
@@ -1883,6 +1906,34 @@ def _reparam_patches(events: Events) -> list[Callable[[], None]]:
 
 
 _returns: dict[CodeType, SourceLine | None] = {}
+
+
+def _note_mode(mode: RecorderMode, module: torch.nn.Module, on: Any, frame: Any) -> None:
+    """Note an eval() the user called on ``module`` itself; forget it at their train()."""
+    # Step out of this module's own eval()/train() (an override calling super().train()).
+    while (
+        frame is not None
+        and frame.f_code.co_name in ("train", "eval")
+        and frame.f_locals.get("self") is module
+    ):
+        frame = frame.f_back
+    if frame is None or not is_user_file(frame.f_code.co_filename):
+        return  # passed down by a parent's train(): not asked for this module by name
+    if on:
+        mode.evals.pop(id(module), None)
+    elif id(module) not in mode.evals and len(mode.evals) < _MAX_EVENTS:
+        mode.evals[id(module)] = (weakref.ref(module), _user_line(frame))
+
+
+def _stepped_evals(mode: RecorderMode, stepped: set[int]) -> None:
+    """At an optimizer step: eval()'d modules whose parameters it updates with gradients."""
+    trained = mode.events.eval_trained
+    for ident, (ref, line) in list(mode.evals.items()):
+        module = ref()
+        if module is None:
+            del mode.evals[ident]
+        elif ident not in trained and any(id(p) in stepped for p in module.parameters()):
+            trained[ident] = line
 
 
 def _unknown_or_nonzero(grad: torch.Tensor) -> bool:

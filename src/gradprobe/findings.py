@@ -380,8 +380,9 @@ _ALL = (
         "freeze_did_nothing",
         "freezing did not stop the parameter from training",
         "The parameter was meant to be frozen but still receives gradients or updates: "
-        "requires_grad was set on a copy, or the optimizer still holds it with weight decay "
-        "or momentum.",
+        "requires_grad was set on a copy or misspelt, eval() was called as if it froze "
+        "(it only switches Dropout and BatchNorm), or the optimizer still holds it with "
+        "weight decay or momentum.",
         "Call requires_grad_(False) on the module's own parameters before building the "
         "optimizer, and leave frozen parameters out of the optimizer's param groups.",
     ),

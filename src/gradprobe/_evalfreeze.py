@@ -1,0 +1,132 @@
+"""GP111 for ``module.eval()`` used to freeze a layer that has no train/eval behaviour.
+
+``eval()`` only flips ``module.training``, which Dropout, BatchNorm and a few other layers
+read; it never stops gradients or updates. Calling it by name on a part of a model whose
+layers ignore the flag (Linear, Conv, Embedding, LayerNorm, ...) changes nothing, so when
+the optimizer then updates that part with gradients, the user meant to freeze it.
+
+A part with BatchNorm or active Dropout is left alone: switching those to eval while
+fine-tuning the weights is a deliberate recipe (frozen BatchNorm statistics).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from collections.abc import Iterable, Sequence
+
+import torch
+
+from gradprobe._blame import location
+from gradprobe._recorder import Events, SourceLine
+from gradprobe.findings import Finding, make_finding
+
+__all__ = ["eval_freezes", "reads_training"]
+
+_READS_TRAINING = re.compile(r"\.training\b")
+_verdicts: dict[type, bool] = {}
+
+
+def reads_training(module: torch.nn.Module) -> bool:
+    """Whether ``module`` (not its children) behaves differently in train and eval mode.
+
+    True when its class or a base below ``nn.Module`` reads ``.training``, unless it is a
+    dropout whose probability is zero; also True when the source cannot be read.
+    """
+    verdict = _verdicts.get(type(module))
+    if verdict is None:
+        verdict = _verdicts[type(module)] = _class_reads_training(type(module))
+    if not verdict:
+        return False
+    # Layers whose only use of the flag is dropout, with dropout switched off.
+    rate = getattr(module, "p", None)
+    if isinstance(module, torch.nn.modules.dropout._DropoutNd) and rate == 0:
+        return False
+    if isinstance(module, torch.nn.RNNBase | torch.nn.MultiheadAttention):
+        return getattr(module, "dropout", 1) != 0
+    return True
+
+
+def _class_reads_training(cls: type) -> bool:
+    for base in cls.__mro__:
+        if base is torch.nn.Module or not issubclass(base, torch.nn.Module):
+            continue
+        try:
+            source = inspect.getsource(base)
+        except (OSError, TypeError):
+            return True  # cannot tell: assume it does
+        if _READS_TRAINING.search(source):
+            return True
+    return False
+
+
+def eval_freezes(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+    """GP111 for parts of a model the user called ``eval()`` on, that have no layer reading
+    the flag, and whose parameters an optimizer then updated."""
+    if not events.eval_trained:
+        return []
+    found: list[Finding] = []
+    for top in _tops(modules):
+        named = {id(m): name for name, m in top.named_modules() if name}
+        for ident, line in events.eval_trained.items():
+            name = named.get(ident)
+            if name is None:
+                continue  # the whole model (a validation pass), or not in this one
+            part = next(m for n, m in top.named_modules() if n == name)
+            if any(reads_training(m) for m in part.modules()):
+                continue  # BatchNorm statistics or dropout: eval() does something here
+            params = [f"{name}.{n}" for n, p in part.named_parameters() if p.requires_grad]
+            if not params:
+                continue
+            found.append(_finding(name, type(part).__name__, line, params))
+            if len(found) >= 3:
+                return found
+    return found
+
+
+def _finding(name: str, kind: str, line: SourceLine | None, params: list[str]) -> Finding:
+    shown = ", ".join(params[:3]) + (f" and {len(params) - 3} more" if len(params) > 3 else "")
+    where = f"line {line[1]}" if line else "an unknown line"
+    cause = location(line, "cause")
+    expr, call = _call_at(cause.text if cause else None) or (name, "eval()")
+    return make_finding(
+        "GP111",
+        message=(
+            f"{expr}.{call} at {where} does not freeze the {kind} {name!r}: {call} only "
+            "switches layers such as Dropout and BatchNorm to inference behaviour, and it "
+            "has none, so the call changed nothing. Its parameters "
+            f"({shown}) still received gradients and the optimizer updated them. To freeze "
+            f"it: {expr}.requires_grad_(False), and leave its parameters out of the optimizer."
+        ),
+        module=kind,
+        parameter=params[0],
+        locations=[cause] if cause else [],
+        details={"module": name, "parameters": params},
+    )
+
+
+def _call_at(text: str | None) -> tuple[str, str] | None:
+    """``("model.encoder", "eval()")`` for a line ``model.encoder.eval()``: how the user
+    names the module, to quote their own words back."""
+    if not text:
+        return None
+    try:
+        tree = ast.parse(text.rstrip(":"), mode="exec")
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("eval", "train")
+        ):
+            call = "eval()" if node.func.attr == "eval" else "train(False)"
+            return ast.unparse(node.func.value), call
+    return None
+
+
+def _tops(modules: Iterable[torch.nn.Module]) -> list[torch.nn.Module]:
+    seen = list(modules)
+    inner = {id(child) for module in seen for child in module.modules() if child is not module}
+    return [m for m in seen if id(m) not in inner]
