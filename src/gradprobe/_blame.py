@@ -638,9 +638,12 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(_early_clips(events))
     findings.extend(_scaled_clips(events))
     findings.extend(_flat_gradients(events, list(modules)))
-    from gradprobe._evalfreeze import eval_freezes  # it reads this module's locations
+    # Analyses in modules of their own, which read this module's locations.
+    from gradprobe._evalfreeze import eval_freezes
+    from gradprobe._tying import copied_ties
 
     findings.extend(eval_freezes(events, modules))
+    findings.extend(copied_ties(events, modules))
     return findings
 
 

@@ -255,6 +255,8 @@ class Events:
     # modules the user switched to eval() whose parameters an optimizer later stepped with
     # gradients: id(module) -> the eval() line (GP111 when eval() changed nothing)
     eval_trained: dict[int, SourceLine | None] = field(default_factory=dict)
+    # nn.Parameter(p.clone()) of another parameter p: (line, id(p), id(new parameter))
+    parameter_copies: list[tuple[SourceLine | None, int, int]] = field(default_factory=list)
     # clip_grad_norm_/clip_grad_value_ called with no fresh gradients: lines
     early_clips: list[SourceLine | None] = field(default_factory=list)
     # a GradScaler scaled a loss and nothing unscaled its gradients yet; clipping then
@@ -1534,6 +1536,9 @@ def patches(mode: RecorderMode) -> Iterator[None]:
             param = parameter_new(cls, data, requires_grad)
             line = _user_line(sys._getframe(1))
             events.parameter_lines[id(param)] = line
+            source = _cloned_parameter(data)
+            if source is not None and len(events.parameter_copies) < _MAX_EVENTS:
+                events.parameter_copies.append((line, id(source), id(param)))
             if isinstance(data, torch.Tensor) and _grad_fn(data) is not None:
                 ident = mode._cut(new_parameter, "parameter", line)
                 for leaf in _leaves_below(data):
@@ -1906,6 +1911,16 @@ def _reparam_patches(events: Events) -> list[Callable[[], None]]:
 
 
 _returns: dict[CodeType, SourceLine | None] = {}
+
+
+def _cloned_parameter(data: Any) -> torch.nn.Parameter | None:
+    """The parameter ``data`` is a ``.clone()`` of (``nn.Parameter(p.clone())``), or None."""
+    node = _grad_fn(data) if isinstance(data, torch.Tensor) else None
+    if node is None or type(node).__name__ != "CloneBackward0":
+        return None
+    (source, _), *_ = node.next_functions or ((None, 0),)
+    variable = getattr(source, "variable", None)
+    return variable if isinstance(variable, torch.nn.Parameter) else None
 
 
 def _note_mode(mode: RecorderMode, module: torch.nn.Module, on: Any, frame: Any) -> None:

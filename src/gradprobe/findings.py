@@ -581,6 +581,18 @@ _ALL = (
         "explains. Or make the write out of place (x = x * 2 instead of x.mul_(2)).",
     ),
     _code(
+        "GP130",
+        "tied_weights_copied",
+        "weights meant to be tied are two parameters",
+        "A parameter was made as a copy of another one of the same model "
+        "(nn.Parameter(other.weight.clone())), the usual way weight tying goes wrong: the "
+        "two are separate leaves, each gets its own gradient, and the optimizer moves them "
+        "apart from the first step on.",
+        "Tie by assigning the parameter itself (self.out.weight = self.embed.weight): one "
+        "tensor, one gradient (the sum of both uses), one update. If two independent copies "
+        "are what you want, make the copy from .detach().clone() to say so.",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",
