@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import runpy
 import textwrap
@@ -282,7 +283,8 @@ def test_none_grad_input_is_a_cause_only_when_the_hook_fails(tmp_path: Path) -> 
         import torch
         from torch import nn
         net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
-        net[0].register_full_backward_hook(lambda m, gi, go: None)
+        stash = []
+        net[0].register_full_backward_hook(lambda m, gi, go: stash.append(gi[0]))
         net(torch.randn(2, 3)).sum().backward()
         """,
     )
@@ -311,6 +313,56 @@ def test_none_grad_input_is_a_cause_only_when_the_hook_fails(tmp_path: Path) -> 
         ("cause", line(path, "gi[0].norm()")),
         ("registered", line(path, "layer.register_full_backward_hook")),
     ]
+
+
+def test_hooks_that_cope_with_none_grad_input_are_not_named(tmp_path: Path) -> None:
+    findings, error, _ = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+        norms = {}
+        def log_output(module, grad_input, grad_output):
+            norms[id(module)] = grad_output[0].norm()
+        def log_both(module, grad_input, grad_output):
+            gi = grad_input[0]
+            norms[id(module)] = (grad_output[0].norm(), None if gi is None else gi.norm())
+        net[0].register_full_backward_hook(log_output)
+        net[0].register_full_backward_hook(log_both)
+        net[2].register_full_backward_hook(lambda m, gi, go: None)
+        net(torch.randn(2, 3)).sum().backward()
+        """,
+    )
+    assert error is None
+    assert findings == []
+
+
+def test_copes_with_none_reads_the_hook_source() -> None:
+    from gradprobe.hooks._copes import copes_with_none
+
+    kept: list[object] = []
+
+    def never_reads(module: object, grad_input: tuple, grad_output: tuple) -> None:
+        kept.append(grad_output[0])
+
+    def checks(module: object, gi: tuple, go: tuple) -> object:
+        return None if gi[0] is None else (gi[0] * 2,)
+
+    def trusts(module: object, gi: tuple, go: tuple) -> None:
+        kept.append(gi[0].norm())
+
+    class Logger:
+        def hook(self, module: object, grad_input: tuple, grad_output: tuple) -> None:
+            kept.append(grad_input)
+
+    assert copes_with_none(never_reads) is True
+    assert copes_with_none(checks) is True
+    assert copes_with_none(lambda m, gi, go: None) is True
+    assert copes_with_none(trusts) is False
+    assert copes_with_none(lambda m, gi, go: kept.append(gi[0])) is False
+    assert copes_with_none(Logger().hook) is False
+    assert copes_with_none(functools.partial(trusts)) is False  # no source: assume not
 
 
 def test_harmless_hooks_give_no_findings(tmp_path: Path) -> None:
@@ -462,7 +514,8 @@ def test_no_host_syncs_in_the_probe_wrappers() -> None:
             warnings.simplefilter("ignore")
             first = nn.Linear(3, 4)
             second = nn.Sequential(nn.ReLU(), nn.Linear(4, 1))
-            first.register_full_backward_hook(lambda m, gi, go: None)
+            kept: list[object] = []
+            first.register_full_backward_hook(lambda m, gi, go: kept.append(gi))
             second.register_backward_hook(lambda m, gi, go: None)
             second(first(torch.randn(2, 3))).sum().backward()
     finally:

@@ -13,7 +13,8 @@ reports:
   bias grad, input grad, weight grad transposed); GP302 when that node is not the module's
   only operation (a composite module, ``nn.Linear`` on 3-D input);
 - GP303: a full backward hook that got ``None`` in ``grad_input`` (no module input required
-  grad); the hook line that failed on it is the cause only when the hook raised;
+  grad) and reads it without checking for ``None`` (:mod:`._copes`); the hook line that
+  failed on it is the cause only when the hook raised;
 - GP304: ``module.forward(x)`` called directly on a module that has hooks (the call line);
 - GP305: PyTorch's "Output 0 of BackwardHookFunction is a view and is being modified
   inplace" error, naming the hooked module whose input or output was modified, the
@@ -44,6 +45,7 @@ from gradprobe._nosync import hook_body
 from gradprobe._probe import register_probe
 from gradprobe._source import is_user_file, traceback_location, user_frame
 from gradprobe.findings import Finding, Location, LocationRole, make_finding
+from gradprobe.hooks._copes import copes_with_none
 from gradprobe.hooks._explain import INPLACE_VIEW_ERROR
 from gradprobe.hooks._inventory import HookKind
 from gradprobe.hooks._names import (
@@ -118,6 +120,9 @@ class HookProbe:
         self._direct_calls: OrderedDict[tuple[int, Line], None] = OrderedDict()
         self._dict_outputs: dict[int, str] = {}
         self._saw_none: dict[int, int] = {}  # registration index -> module id
+        # registration index -> whether its hook copes with None (never reads grad_input,
+        # or compares it with None): only a failure makes those worth a finding
+        self._copes: dict[int, bool] = {}
         self._hook_errors: dict[int, tuple[int, str, Location | None]] = {}
         self._wrapped: OrderedDict[int, tuple[weakref.ref[torch.Tensor], int]] = OrderedDict()
         self._forwards: set[type] = set()
@@ -290,6 +295,8 @@ class HookProbe:
         def recording(module: Any, grad_input: Any, grad_output: Any) -> Any:
             if probe._active:
                 probe._note_backward(registration, legacy, module, grad_input, grad_output)
+                if registration.index in probe._saw_none and not legacy:
+                    probe._judge_none(registration.index, hook)
             try:
                 return hook(module, grad_input, grad_output)
             except BaseException as error:
@@ -322,6 +329,10 @@ class HookProbe:
         elif grad_input and all(g is None for g in grad_input):
             self._saw_none.setdefault(registration.index, key)
             self._labels.setdefault(key, self._name_of(module))
+
+    def _judge_none(self, index: int, hook: Any) -> None:
+        if index not in self._copes:
+            self._copes[index] = copes_with_none(hook)
 
     def _legacy_forward(self, original: Callable[..., None]) -> Callable[..., None]:
         probe = self
@@ -448,15 +459,19 @@ class HookProbe:
             if failed is not None and failed[1] != str(error):
                 failed = None
         for index, key in self._saw_none.items():
+            hook_failed = failed is not None and failed[0] == index
+            if self._copes.get(index) and not hook_failed:
+                continue  # it never reads grad_input, or checks it for None
             registration = self.registrations[index]
             module = registration.module or self._labels.get(key) or "a module"
             locations: list[Location] = []
             message = (
-                f"The full backward hook {registration.hook} on {module} was called with "
+                f"The full backward hook {registration.hook!r} on {module} was called with "
                 "grad_input containing None: no input of that module requires grad (typically "
-                "the first layer, fed the data batch)."
+                "the first layer, fed the data batch), and the hook reads grad_input without "
+                "checking for None."
             )
-            if failed is not None and failed[0] == index:
+            if hook_failed and failed is not None:
                 message += f" The hook then failed: {failed[1]}"
                 if failed[2] is not None:
                     locations.append(failed[2])
