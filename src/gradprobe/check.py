@@ -387,7 +387,8 @@ def _stale(
         )
     if saved.is_output:
         how = (
-            f"{node.name} saved its own output {label} ({where}), which was then "
+            f"{node.name} saved its own output{' ' if known else ', '}{label} ({where}), "
+            "which was then "
             "modified in place, typically by an in-place activation (relu_, "
             "nn.ReLU(inplace=True)) or an update right after"
         )
