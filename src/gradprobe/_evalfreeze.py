@@ -14,11 +14,11 @@ from __future__ import annotations
 import ast
 import inspect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import torch
 
-from gradprobe._blame import location
+from gradprobe._blame import _top_modules, location
 from gradprobe._recorder import Events, SourceLine
 from gradprobe.findings import Finding, make_finding
 
@@ -67,13 +67,12 @@ def eval_freezes(events: Events, modules: Sequence[torch.nn.Module]) -> list[Fin
     if not events.eval_trained:
         return []
     found: list[Finding] = []
-    for top in _tops(modules):
-        named = {id(m): name for name, m in top.named_modules() if name}
+    for top in _top_modules(modules):
+        named = {id(m): (name, m) for name, m in top.named_modules() if name}
         for ident, line in events.eval_trained.items():
-            name = named.get(ident)
-            if name is None:
+            if ident not in named:
                 continue  # the whole model (a validation pass), or not in this one
-            part = next(m for n, m in top.named_modules() if n == name)
+            name, part = named[ident]
             if any(reads_training(m) for m in part.modules()):
                 continue  # BatchNorm statistics or dropout: eval() does something here
             params = [f"{name}.{n}" for n, p in part.named_parameters() if p.requires_grad]
@@ -124,9 +123,3 @@ def _call_at(text: str | None) -> tuple[str, str] | None:
             call = "eval()" if node.func.attr == "eval" else "train(False)"
             return ast.unparse(node.func.value), call
     return None
-
-
-def _tops(modules: Iterable[torch.nn.Module]) -> list[torch.nn.Module]:
-    seen = list(modules)
-    inner = {id(child) for module in seen for child in module.modules() if child is not module}
-    return [m for m in seen if id(m) not in inner]

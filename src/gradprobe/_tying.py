@@ -10,11 +10,11 @@ the ones whose two sides are in the same model, both trained, and now differ.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import torch
 
-from gradprobe._blame import location
+from gradprobe._blame import _top_modules, location
 from gradprobe._recorder import Events, SourceLine
 from gradprobe.findings import Finding, make_finding
 
@@ -27,7 +27,7 @@ def copied_ties(events: Events, modules: Sequence[torch.nn.Module]) -> list[Find
     if not events.parameter_copies:
         return []
     found: list[Finding] = []
-    for top in _tops(modules):
+    for top in _top_modules(modules):
         named = {id(p): (n, p) for n, p in top.named_parameters(remove_duplicate=False)}
         for line, source_id, copy_id in events.parameter_copies:
             if source_id not in named or copy_id not in named:
@@ -81,9 +81,3 @@ def _spelled(text: str | None) -> tuple[str, str] | None:
             ):
                 return ast.unparse(node.targets[0]), ast.unparse(call.func.value)
     return None
-
-
-def _tops(modules: Iterable[torch.nn.Module]) -> list[torch.nn.Module]:
-    seen = list(modules)
-    inner = {id(child) for module in seen for child in module.modules() if child is not module}
-    return [m for m in seen if id(m) not in inner]
