@@ -226,6 +226,41 @@ def test_gradients_are_bit_identical_and_hooks_still_modify() -> None:
     assert [e.kind for e in found] == ["tensor", "backward"]
 
 
+def test_retain_grad_fires_after_the_tensor_hooks_and_leaves_nothing_behind() -> None:
+    layer = nn.Linear(3, 2)
+    kept = torch.randn(4, 3) @ torch.randn(3, 3).requires_grad_()
+    kept.retain_grad()  # retaining before the call: found by the scan
+    tables_before = dict(kept._backward_hooks or {})
+
+    def step() -> None:
+        y = layer(kept)
+        y.retain_grad()  # after or before its tensor hook: retain_grad always runs last
+        y.register_hook(named("double", result=None))
+        y.register_hook(lambda g: g * 2)
+        assert y.grad_fn is not None
+        y.grad_fn.register_prehook(named("node pre"))
+        y.sum().backward()
+        step.y = y  # type: ignore[attr-defined]
+
+    found = timeline(step, names={"kept": kept})
+    y = step.y  # type: ignore[attr-defined]
+    kinds = [(e.kind, e.hook.rsplit(".", 1)[-1]) for e in found]
+    at = kinds.index(("tensor", "double"))
+    assert kinds[at : at + 4] == [
+        ("tensor", "double"),
+        ("tensor", "<lambda>"),
+        ("retains_grad", "retain_grad"),
+        ("node_pre", "node pre"),
+    ]
+    retains = [e for e in found if e.kind == "retains_grad"]
+    assert [e.target for e in retains][1] == "kept"
+    assert all(e.phase == "backward" for e in retains)
+    # .grad holds the value after the hooks, and only the user's two hooks stay on y
+    assert torch.equal(y.grad, torch.full((4, 2), 2.0))
+    assert len(y._backward_hooks) == 2
+    assert dict(kept._backward_hooks or {}) == tables_before
+
+
 def test_legacy_and_global_hooks_are_recorded() -> None:
     model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
     model[0].register_backward_hook(named("legacy"))

@@ -25,6 +25,7 @@ import functools
 import gc
 import itertools
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from types import FrameType
@@ -265,6 +266,12 @@ class _Recorder:
         self.patches = Patches()
         self.counter = itertools.count()
         self.sources: dict[int, tuple[str, tuple[str, int] | None]] = {}
+        # non-leaf tensors that retain their grad: id -> (weak ref, label). retain_grad()
+        # installs a C++ hook that cannot be wrapped; a marker hook added as the last
+        # tensor hook when a backward pass starts fires just before it (retain-grad hooks
+        # always run after the other tensor hooks).
+        self.retaining: dict[int, tuple[weakref.ref[torch.Tensor], str]] = {}
+        self.register_hook: Callable[..., Any] = torch.Tensor.register_hook
 
     # -- wrapping -------------------------------------------------------------------------
 
@@ -354,6 +361,40 @@ class _Recorder:
         kind: HookKind = "global_backward_legacy" if legacy else "global_backward"
         self.wrap_table(torch_module._global_backward_hooks, kind, target)
 
+    def retain(self, tensor: torch.Tensor, label: str) -> None:
+        if not tensor.is_leaf and tensor.retains_grad:
+            self.retaining.setdefault(id(tensor), (weakref.ref(tensor), label))
+
+    def mark_retains(self) -> list[Any]:
+        """Marker hooks on the tensors that retain grad; returns their handles."""
+        handles = []
+        for ref, label in list(self.retaining.values()):
+            tensor = ref()
+            if tensor is None or not tensor.retains_grad:
+                continue
+
+            def marker(_grad: torch.Tensor, label: str = label) -> None:
+                if self.active:
+                    self.record_retain(label)
+
+            setattr(marker, WRAPPED_ATTR, marker)  # never wrapped as a user hook
+            handles.append(self.register_hook(tensor, marker))
+        return handles
+
+    @hook_body
+    def record_retain(self, label: str) -> None:
+        node = torch._C._current_autograd_node()
+        self.events.append(
+            HookEvent(
+                index=next(self.counter),
+                phase="backward",
+                kind="retains_grad",
+                target=label,
+                hook="retain_grad",
+                node=node.name().removeprefix("torch::autograd::") if node is not None else None,
+            )
+        )
+
     def wrap_tensor(self, tensor: torch.Tensor, label: str) -> None:
         self.wrap_table(tensor._backward_hooks, "tensor", label, skip_torch=True)
         post = getattr(tensor, "_post_accumulate_grad_hooks", None)
@@ -380,6 +421,8 @@ class _Recorder:
                 if label is not None:
                     self.names.tensors[id(tensor)] = label  # a parameter: lives on
                 self.wrap_tensor(tensor, label or self.names.tensor(tensor))
+            if tensor.retains_grad:
+                self.retain(tensor, self.names.tensors.get(id(tensor)) or self.names.tensor(tensor))
         self.wrap_globals()
 
     def walk_graph(self, roots: list[torch.Tensor]) -> None:
@@ -461,6 +504,8 @@ class _Recorder:
         ):
             original = getattr(torch.Tensor, method)
             self.patches.set(torch.Tensor, method, _registering_tensor(recorder, original, kind))
+        original_retain = torch.Tensor.retain_grad
+        self.patches.set(torch.Tensor, "retain_grad", _retaining(recorder, original_retain))
         for function in ("backward", "grad"):
             original = getattr(torch.autograd, function)
             self.patches.set(torch.autograd, function, _walking(recorder, original, function))
@@ -519,9 +564,22 @@ def _registering_tensor(
     return register
 
 
+def _retaining(recorder: _Recorder, original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def retain_grad(self: torch.Tensor) -> Any:
+        result = original(self)
+        if recorder.active and not in_internal():
+            label = recorder.names.tensors.get(id(self))
+            recorder.retain(self, label or recorder.names.tensor(self, _variable_name(self, 2)))
+        return result
+
+    return retain_grad
+
+
 def _walking(recorder: _Recorder, original: Callable[..., Any], name: str) -> Callable[..., Any]:
     @functools.wraps(original)
     def run(*args: Any, **kwargs: Any) -> Any:
+        markers: list[Any] = []
         if recorder.active and not in_internal():
             first = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
             roots = (
@@ -530,7 +588,12 @@ def _walking(recorder: _Recorder, original: Callable[..., Any], name: str) -> Ca
                 else [t for t in (first or ()) if isinstance(t, torch.Tensor)]
             )
             recorder.walk_graph(roots)
-        return original(*args, **kwargs)
+            markers = recorder.mark_retains()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            for handle in markers:
+                handle.remove()
 
     return run
 
