@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from gradprobe._carry import carrier
 from gradprobe._recorder import (
     Backward,
     Events,
@@ -514,6 +515,7 @@ def _freed(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> li
             + "."
         )
         cause = first.line
+        read_at: SourceLine | None = None
         if earlier is not None and any(
             root is not None and root.order < earlier.order for root in root_records
         ):
@@ -539,11 +541,27 @@ def _freed(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> li
             # that carries it is the one to change.
             user = min(users, key=lambda r: r.order)
             cause = user.outer_line or user.line
-            message += (
-                f" It is state from the previous iteration (line {shared.line[1]} has run"
-                f" again since), carried into this one at {_where(cause)}: detach it there"
-                " (h = h.detach()) so each iteration backpropagates through its own graph."
-            )
+            # The carried name is read where this iteration used the old value, or where
+            # the line that made it ran again (rnn(x, state)).
+            for use in (cause, shared.outer_line, shared.line):
+                stored = carrier(use)
+                if stored is not None:
+                    break
+            if stored is not None:
+                read_at, cause = stored.use, stored.line
+                message += (
+                    f" It is state from the previous iteration (line {shared.line[1]} has run"
+                    f" again since), carried into this one at {_where(read_at)} through "
+                    f"{stored.name!r}, which {_where(cause)} stores for the next iteration: "
+                    f"store a detached value there ({stored.fix}) so each iteration "
+                    "backpropagates through its own graph."
+                )
+            else:
+                message += (
+                    f" It is state from the previous iteration (line {shared.line[1]} has run"
+                    f" again since), carried into this one at {_where(cause)}: detach it there"
+                    " (h = h.detach()) so each iteration backpropagates through its own graph."
+                )
         elif first.line is not None and any(user.line == first.line for user in users):
             # The same line used it in both graphs: a value computed once, before a loop,
             # and reused on every iteration. Where it is computed is what must change.
@@ -565,6 +583,7 @@ def _freed(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> li
                 locations=_locations(
                     (cause, "cause"),
                     (shared.line, "created"),
+                    (read_at, "read"),
                     (earlier.line if earlier else None, "read"),
                 ),
                 details={"freed_by_line": earlier.line[1] if earlier and earlier.line else None},
@@ -1328,6 +1347,18 @@ def optimizer_coverage(
                 "attribute."
             )
             pairs: list[tuple[SourceLine | None, LocationRole]] = [(line, "cause")]
+        elif remade := _made_in_forward(events, module, missed):
+            line = remade
+            message = (
+                f"{', '.join(missed)} of the {kind} {'are' if len(missed) > 1 else 'is'} "
+                f"made at {_where(line)}, inside forward(), so no optimizer holds "
+                f"{'them' if len(missed) > 1 else 'it'}: the gradients {'they get' if len(missed) > 1 else 'it gets'} "
+                "are never applied (and when forward makes a new one on every call, the one "
+                "the optimizer does hold no longer takes part). Create parameters once, in "
+                "__init__, and only use them in forward (to reset values, write into the "
+                "existing one under torch.no_grad())."
+            )
+            pairs = [(line, "cause")]
         else:
             order = events.module_orders.get(id(module))
             earlier = [m for m in made if order is not None and m[0] < order]
@@ -1360,6 +1391,17 @@ def optimizer_coverage(
             )
         )
     return found
+
+
+def _made_in_forward(
+    events: Events, module: torch.nn.Module, names: Sequence[str]
+) -> SourceLine | None:
+    """Where ``module``'s parameters ``names`` were made, when that was inside a forward."""
+    for name in names:
+        line = events.parameter_lines.get(id(getattr(module, name, None)))
+        if line is not None and line[2] == "forward":
+            return line
+    return None
 
 
 def _top_modules(modules: Iterable[torch.nn.Module]) -> list[torch.nn.Module]:
@@ -1420,12 +1462,15 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
         trainable = [(n, p) for n, p in named if p.requires_grad]
         if events.last_inputs is not None:  # backward(inputs=...): the rest on purpose
             trainable = [(n, p) for n, p in trainable if id(p) in events.last_inputs]
+        idle_only: set[int] = set()
         if not any(p.grad is not None for _, p in trainable):
             # A model without any gradient is not judged (a frozen teacher, a target
-            # network), unless an optimizer stepped it while others had gradients.
-            trainable = [
-                (n, p) for n, p in trainable if id(p) in events.starved and id(p) not in events.fed
-            ]
+            # network), unless an optimizer stepped it while others had gradients, or
+            # stepped it right after a backward that reached none of it; the latter only
+            # when a cut on the way is found (not a zero_grad() in between: GP110).
+            stepped = events.starved | events.idle
+            trainable = [(n, p) for n, p in trainable if id(p) in stepped - events.fed]
+            idle_only = {id(p) for _, p in trainable} - events.starved
             if not trainable:
                 continue
         ddp = hasattr(top, "module") and type(top).__name__ == "DistributedDataParallel"
@@ -1443,6 +1488,8 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
                 cut = _leaf_cut(events, id(param))
             line = cut.line if cut is not None else events.parameter_lines.get(id(param))
             kind = (how, cut.op, cut.kind) if cut is not None else None
+            if cut is None and id(param) in idle_only:
+                continue
             if cut is None and owners.get(id(param)) in called:
                 kind = ("ran", "", "")
             by_cause.setdefault((kind, line), []).append(name)

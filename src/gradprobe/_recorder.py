@@ -220,6 +220,9 @@ class Events:
     # ids of parameters an optimizer stepped without (starved) and with (fed) a gradient
     starved: set[int] = field(default_factory=set)
     fed: set[int] = field(default_factory=set)
+    # ids of parameters of an optimizer that stepped right after a backward with not one
+    # of its parameters holding a gradient (a GAN generator trained on fake.detach())
+    idle: set[int] = field(default_factory=set)
     # ids of the tensors the latest backward() was asked for (inputs=); None: all leaves
     last_inputs: frozenset[int] | None = None
     exits: list[int] = field(default_factory=list)  # cuts whose values left torch (.numpy())
@@ -1699,6 +1702,8 @@ def patches(mode: RecorderMode) -> Iterator[None]:
                             events.starved.add(id(p))
                         else:
                             events.fed.add(id(p))
+                elif events.grads_pending and len(events.idle) < _MAX_EVENTS:
+                    events.idle.update(id(p) for p in params)
                 if mode.evals:
                     _stepped_evals(mode, {id(p) for p in params if p.grad is not None})
 

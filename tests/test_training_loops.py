@@ -1,0 +1,191 @@
+"""Training-loop bugs named at the line to change: a generator trained on detached fakes,
+a parameter made inside forward, and state carried into the next iteration."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from gradprobe._carry import carrier
+from gradprobe.diagnose import diagnose_script
+from gradprobe.findings import Finding
+
+
+def run(tmp_path: Path, source: str) -> tuple[list[Finding], str]:
+    script = tmp_path / "train.py"
+    text = textwrap.dedent(source).lstrip("\n")
+    script.write_text(text)
+    return list(diagnose_script(script).findings), text
+
+
+def line_of(text: str, needle: str) -> int:
+    (hit,) = [n for n, line in enumerate(text.splitlines(), start=1) if needle in line]
+    return hit
+
+
+def causes(findings: list[Finding]) -> list[tuple[str, int]]:
+    return [(f.code, loc.line) for f in findings for loc in f.locations if loc.role == "cause"]
+
+
+_GAN = """
+    import torch
+    from torch import nn
+
+    G = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+    D = nn.Sequential(nn.Linear(2, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+    opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
+    opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+    bce = nn.BCEWithLogitsLoss()
+    for step in range(3):
+        fake = G(torch.randn(8, 4))
+        opt_d.zero_grad()
+        d_loss = bce(D(torch.randn(8, 2)), torch.ones(8, 1)) + bce(D(fake.detach()), torch.zeros(8, 1))
+        d_loss.backward()
+        opt_d.step()
+        opt_g.zero_grad()
+        g_loss = bce(D({generated}), torch.ones(8, 1))
+        g_loss.backward()
+        opt_g.step()
+"""
+
+
+def test_generator_trained_on_detached_fakes_is_named(tmp_path: Path) -> None:
+    findings, text = run(tmp_path, _GAN.format(generated="fake.detach()"))
+    assert causes(findings) == [("GP107", line_of(text, "g_loss = bce"))]
+    (finding,) = findings
+    assert finding.details["parameters"] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert "cut at line" in finding.message and "detach()" in finding.message
+
+
+def test_a_correct_gan_and_zeroing_before_step_are_not_blamed_on_a_cut(tmp_path: Path) -> None:
+    findings, _ = run(tmp_path, _GAN.format(generated="fake"))
+    assert findings == []
+    # Gradients dropped between backward and step: GP110 names the zero_grad, and the
+    # optimizer stepping without gradients adds no GP107 (no cut to name).
+    findings, text = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(2):
+            model(torch.randn(4, 3)).pow(2).mean().backward()
+            opt.zero_grad()
+            opt.step()
+        """,
+    )
+    assert causes(findings) == [("GP110", line_of(text, "opt.zero_grad()"))]
+
+
+def test_parameter_made_inside_forward_is_named(tmp_path: Path) -> None:
+    findings, text = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        class Scaled(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 2)
+                self.scale = nn.Parameter(torch.ones(2))
+
+            def forward(self, x):
+                self.scale = nn.Parameter(torch.ones(2))
+                return self.lin(x) * self.scale
+
+        model = Scaled()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(2):
+            opt.zero_grad()
+            model(torch.randn(4, 3)).pow(2).mean().backward()
+            opt.step()
+        """,
+    )
+    made = [n for n, line in enumerate(text.splitlines(), 1) if "self.scale = nn.Param" in line][1]
+    assert ("GP116", made) in causes(findings)
+    (finding,) = [f for f in findings if f.code == "GP116"]
+    assert finding.parameter == "scale" and "inside forward()" in finding.message
+
+
+def test_lstm_state_is_named_where_it_is_stored_for_the_next_batch(tmp_path: Path) -> None:
+    findings, text = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        rnn, head = nn.LSTM(4, 8), nn.Linear(8, 1)
+        opt = torch.optim.SGD([*rnn.parameters(), *head.parameters()], lr=0.1)
+        state = None
+        for step in range(3):
+            x = torch.randn(5, 2, 4)
+            out, new_state = rnn(x, state)
+            state = new_state
+            loss = head(out).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP103"]
+    roles = {(loc.role, loc.line) for loc in finding.locations}
+    assert ("cause", line_of(text, "state = new_state")) in roles
+    assert ("read", line_of(text, "rnn(x, state)")) in roles
+    assert "tuple(t.detach() for t in new_state)" in finding.message
+
+
+def test_memory_bank_is_named_where_it_grows(tmp_path: Path) -> None:
+    findings, text = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        enc = nn.Linear(6, 4)
+        opt = torch.optim.SGD(enc.parameters(), lr=0.1)
+        memory = []
+        for step in range(3):
+            z = enc(torch.randn(8, 6))
+            bank = torch.cat([z] + memory)
+            loss = (z @ bank.t()).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            memory.append(z)
+            memory = memory[-4:]
+        """,
+    )
+    (finding,) = [f for f in findings if f.code == "GP103"]
+    assert causes([finding]) == [("GP103", line_of(text, "memory.append(z)"))]
+    assert "memory.append(z.detach())" in finding.message
+
+
+def test_carrier_reads_the_loop(tmp_path: Path) -> None:
+    path = tmp_path / "loop.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            total = 0
+            h = None
+            for i in range(3):
+                x = make(i)
+                y, h2 = step(x, h, total)
+                h = h2
+                total += y
+            """
+        )
+    )
+    use = (str(path), 6, "<module>")
+    # h and total are both carried: ambiguous, so no answer
+    assert carrier(use) is None
+    path.write_text(path.read_text().replace("total += y", "print(y)"))
+    import linecache
+
+    linecache.checkcache(str(path))
+    found = carrier(use)
+    assert found is not None
+    assert (found.line[1], found.name) == (7, "h")
+    assert found.fix.startswith("h = h2.detach()")
+    assert carrier((str(path), 5, "<module>")) is None  # x is made fresh each iteration
