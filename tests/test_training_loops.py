@@ -189,3 +189,36 @@ def test_carrier_reads_the_loop(tmp_path: Path) -> None:
     assert (found.line[1], found.name) == (7, "h")
     assert found.fix.startswith("h = h2.detach()")
     assert carrier((str(path), 5, "<module>")) is None  # x is made fresh each iteration
+
+
+def test_nan_written_by_the_optimizer_is_blamed_on_the_infinity_before_it(
+    tmp_path: Path,
+) -> None:
+    findings, text = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        x, y = torch.randn(64, 8) * 50, torch.randint(0, 4, (64,))
+        model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 4))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(3):
+            opt.zero_grad()
+            log_probs = torch.log(F.softmax(model(x) * 100, dim=1))
+            F.nll_loss(log_probs, y).backward()
+            opt.step()
+        """,
+    )
+    (nan,) = [f for f in findings if f.code == "GP201"]
+    roles = [(loc.role, loc.line) for loc in nan.locations]
+    assert roles == [
+        ("cause", line_of(text, "torch.log(F.softmax")),
+        ("read", line_of(text, "opt.step()")),
+    ]
+    assert nan.details == {"in_optimizer_step": True}
+    assert "infinity that log produced" in nan.message
+    (grad,) = [f for f in findings if f.code == "GP202"]
+    assert "the optimizer step at line" in grad.message

@@ -1054,7 +1054,9 @@ def _parameter_name(ident: int, modules: Sequence[torch.nn.Module]) -> str | Non
 def _nan_findings(events: Events, modules: Sequence[torch.nn.Module] = ()) -> list[Finding]:
     found: list[Finding] = []
     nan, inf = events.first_nan, events.first_inf
-    if nan is not None:
+    if nan is not None and nan.in_step:
+        found.append(_nan_from_step(nan, inf, events))
+    elif nan is not None:
         pairs: list[tuple[SourceLine | None, LocationRole]] = [(nan.line, "cause")]
         if inf is not None and inf.order < nan.order:
             pairs.append((inf.line, "created"))
@@ -1083,7 +1085,19 @@ def _nan_findings(events: Events, modules: Sequence[torch.nn.Module] = ()) -> li
         qualified = _parameter_name(ident, modules)
         name = qualified or described
         subject = f"parameter '{qualified}' {tuple(shape)}" if qualified else f"a {described}"
-        if nan is not None:
+        if nan is not None and nan.in_step:
+            message = (
+                f"The gradient of {subject} is {what}, and the optimizer step at "
+                f"{_where(nan.line)} applied it"
+                + (
+                    f"; it comes from the infinity {inf.op} made at {_where(inf.line)}"
+                    if inf is not None and inf.order < nan.order
+                    else ""
+                )
+                + " (see GP201)."
+            )
+            pairs = []
+        elif nan is not None:
             message = (
                 f"The gradient of {subject} is {what}; the forward pass already produced NaN "
                 f"at {_where(nan.line)} (see GP201)."
@@ -1125,6 +1139,37 @@ def _nan_findings(events: Events, modules: Sequence[torch.nn.Module] = ()) -> li
             )
         )
     return found
+
+
+def _nan_from_step(nan: Any, inf: Any, events: Events) -> Finding:
+    """GP201 when the first NaN was written by an optimizer step: the parameters took
+    non-finite gradients, so the cause is wherever those came from."""
+    message = (
+        f"The first NaN of the run was written into the parameters by the optimizer step at "
+        f"{_where(nan.line)} ({nan.op}): the gradients it applied were not finite, and every "
+        "forward pass after it is NaN."
+    )
+    pairs: list[tuple[SourceLine | None, LocationRole]] = [(nan.line, "read")]
+    if inf is not None and inf.order < nan.order:
+        message += (
+            f" They come from an infinity that {inf.op} produced earlier at {_where(inf.line)}"
+            + _in_module(inf.module)
+            + f" (shape {inf.shape}): an infinite value on the way to the loss makes the "
+            "backward produce inf and NaN. Make that operation safe (log_softmax instead of "
+            "log(softmax(...)), a clamp or an eps inside log, sqrt and division); if the "
+            "values grew over several steps instead, lower the learning rate or clip the "
+            "gradients."
+        )
+        pairs.insert(0, (inf.line, "cause"))
+    else:
+        message += " The forward values were finite: see GP202 for where the backward broke."
+    return make_finding(
+        "GP201",
+        message=message,
+        node=nan.op,
+        locations=_locations(*pairs),
+        details={"in_optimizer_step": True},
+    )
 
 
 def _grad_reads(events: Events) -> list[Finding]:

@@ -153,6 +153,7 @@ class NonFinite:
     nan: bool
     shape: tuple[int, ...]
     module: tuple[str, str] | None = None  # ("encoder.linear1", "Linear"); "" for the top
+    in_step: bool = False  # made inside an optimizer step (an update by non-finite grads)
 
 
 @dataclass(slots=True)
@@ -1227,7 +1228,13 @@ class RecorderMode(TorchFunctionMode):
         if line is False:
             line = _user_line(sys._getframe(2))
         event = NonFinite(
-            next(self.order), line, _names(func), nan, tuple(out.shape), _running_module()
+            next(self.order),
+            line,
+            _names(func),
+            nan,
+            tuple(out.shape),
+            _running_module(),
+            self.in_optimizer > 0,
         )
         if nan:
             events.first_nan = event
