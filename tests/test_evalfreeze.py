@@ -216,3 +216,57 @@ def test_custom_layers_are_read_from_their_source() -> None:
 
     assert reads_training(Noisy()) is True
     assert reads_training(Plain()) is False
+
+
+_EPOCHS = """
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    model = nn.Sequential(nn.Linear(6, 16), {middle}, nn.ReLU(), nn.Linear(16, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    {before}
+    for epoch in range(3):
+        {start}
+        for batch in range(2):
+            x, y = torch.randn(8, 6), torch.randint(0, 2, (8,))
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        model.eval()
+        with torch.no_grad():
+            model(torch.randn(4, 6))
+"""
+
+
+def _epochs(tmp_path: Path, middle: str, before: str, start: str) -> tuple[list[Finding], str]:
+    script = tmp_path / "epochs.py"
+    text = textwrap.dedent(_EPOCHS.format(middle=middle, before=before, start=start)).lstrip()
+    script.write_text(text)
+    result = diagnose_script(script)
+    assert result.exit_code == 0
+    return [f for f in result.findings if f.code == "GP131"], text
+
+
+def test_train_called_once_before_the_loop_is_named(tmp_path: Path) -> None:
+    found, text = _epochs(tmp_path, "nn.BatchNorm1d(16)", "model.train()", "pass")
+    (finding,) = found
+    assert [(loc.role, loc.line) for loc in finding.locations] == [
+        ("cause", line_of(text, "model.train()")),
+        ("read", line_of(text, "model.eval()")),
+    ]
+    assert finding.details == {"layers": ["BatchNorm1d"]}
+    # without any train() call, the eval() is the line to look at
+    found, text = _epochs(tmp_path, "nn.Dropout(0.2)", "pass", "pass")
+    (finding,) = found
+    assert [(loc.role, loc.line) for loc in finding.locations] == [
+        ("cause", line_of(text, "model.eval()"))
+    ]
+
+
+def test_train_in_every_epoch_or_no_mode_layers_is_not_named(tmp_path: Path) -> None:
+    assert _epochs(tmp_path, "nn.BatchNorm1d(16)", "pass", "model.train()")[0] == []
+    assert _epochs(tmp_path, "nn.Identity()", "model.train()", "pass")[0] == []
+    # eval mode from the start, on purpose (frozen BatchNorm statistics): not named
+    assert _epochs(tmp_path, "nn.BatchNorm1d(16)", "model.eval()", "model.eval()")[0] == []

@@ -20,9 +20,9 @@ import torch
 
 from gradprobe._blame import _top_modules, location
 from gradprobe._recorder import Events, SourceLine
-from gradprobe.findings import Finding, make_finding
+from gradprobe.findings import Finding, LocationRole, make_finding
 
-__all__ = ["eval_freezes", "reads_training"]
+__all__ = ["eval_freezes", "eval_mode_training", "reads_training"]
 
 _READS_TRAINING = re.compile(r"\.training\b")
 _verdicts: dict[type, bool] = {}
@@ -123,3 +123,51 @@ def _call_at(text: str | None) -> tuple[str, str] | None:
             call = "eval()" if node.func.attr == "eval" else "train(False)"
             return ast.unparse(node.func.value), call
     return None
+
+
+def eval_mode_training(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+    """GP131 for a whole model switched to eval() after training, then stepped again while
+    still in eval mode, when it has layers that behave differently in eval mode."""
+    found: list[Finding] = []
+    for top in _top_modules(modules):
+        if id(top) not in events.eval_mode_steps:
+            continue
+        changed = sorted({type(m).__name__ for m in top.modules() if reads_training(m)})
+        if not changed:
+            continue  # no Dropout or BatchNorm: eval mode changes nothing
+        eval_line, train_line = events.eval_mode_steps[id(top)]
+        kind = type(top).__name__
+        message = (
+            f"The {kind} was switched to eval mode at {_line(eval_line)} after it had "
+            "trained, and the optimizer kept updating it without model.train() in between: "
+            f"from then on its {', '.join(changed[:4])} layers run as at inference (Dropout "
+            "off; BatchNorm using, and no longer updating, its running statistics) while it "
+            "trains."
+        )
+        if train_line is not None:
+            message += (
+                f" model.train() at {_line(train_line)} did not run again after that "
+                "eval(): call it at the start of every epoch (move it into the loop)."
+            )
+            pairs: list[tuple[SourceLine | None, LocationRole]] = [
+                (train_line, "cause"),
+                (eval_line, "read"),
+            ]
+        else:
+            message += " Call model.train() at the start of each epoch."
+            pairs = [(eval_line, "cause")]
+        locations = [loc for line, role in pairs if (loc := location(line, role)) is not None]
+        found.append(
+            make_finding(
+                "GP131",
+                message=message,
+                module=kind,
+                locations=locations,
+                details={"layers": changed},
+            )
+        )
+    return found
+
+
+def _line(line: SourceLine | None) -> str:
+    return f"line {line[1]}" if line else "an unknown line"

@@ -259,6 +259,11 @@ class Events:
     # modules the user switched to eval() whose parameters an optimizer later stepped with
     # gradients: id(module) -> the eval() line (GP111 when eval() changed nothing)
     eval_trained: dict[int, SourceLine | None] = field(default_factory=dict)
+    # modules stepped while still in eval mode after having trained in train mode:
+    # id(module) -> (the eval() line, the user's last train() line before it) (GP131)
+    eval_mode_steps: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(
+        default_factory=dict
+    )
     # nn.Parameter(p.clone()) of another parameter p: (line, id(p), id(new parameter))
     parameter_copies: list[tuple[SourceLine | None, int, int]] = field(default_factory=list)
     # clip_grad_norm_/clip_grad_value_ called with no fresh gradients: lines
@@ -631,8 +636,10 @@ class RecorderMode(TorchFunctionMode):
         self.ctx_watched: set[NodeKey] = set()  # custom Function nodes whose ctx is watched
         self.backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None
         self.backward_hook = None
-        # modules the user called eval() (or train(False)) on: id -> (weak ref, line)
-        self.evals: dict[int, tuple[weakref.ref[Any], SourceLine | None]] = {}
+        # modules the user called eval() (or train(False)) on: id -> (weak ref, line,
+        # optimizer steps taken before the call)
+        self.evals: dict[int, tuple[weakref.ref[Any], SourceLine | None, int]] = {}
+        self.train_lines: dict[int, SourceLine | None] = {}  # id -> the last train() call
 
     # -- the hot path ------------------------------------------------------------------------
 
@@ -1948,19 +1955,29 @@ def _note_mode(mode: RecorderMode, module: torch.nn.Module, on: Any, frame: Any)
         return  # passed down by a parent's train(): not asked for this module by name
     if on:
         mode.evals.pop(id(module), None)
+        if len(mode.train_lines) < _MAX_EVENTS:
+            mode.train_lines[id(module)] = _user_line(frame)
     elif id(module) not in mode.evals and len(mode.evals) < _MAX_EVENTS:
-        mode.evals[id(module)] = (weakref.ref(module), _user_line(frame))
+        mode.evals[id(module)] = (weakref.ref(module), _user_line(frame), mode.events.steps)
 
 
 def _stepped_evals(mode: RecorderMode, stepped: set[int]) -> None:
-    """At an optimizer step: eval()'d modules whose parameters it updates with gradients."""
-    trained = mode.events.eval_trained
-    for ident, (ref, line) in list(mode.evals.items()):
+    """At an optimizer step: eval()'d modules whose parameters it updates with gradients
+    (GP111), and those of them still in eval mode after training in train mode (GP131)."""
+    events = mode.events
+    for ident, (ref, line, steps_before) in list(mode.evals.items()):
         module = ref()
         if module is None:
             del mode.evals[ident]
-        elif ident not in trained and any(id(p) in stepped for p in module.parameters()):
-            trained[ident] = line
+            continue
+        if ident in events.eval_trained and (
+            ident in events.eval_mode_steps or module.training or not steps_before
+        ):
+            continue
+        if any(id(p) in stepped for p in module.parameters()):
+            events.eval_trained.setdefault(ident, line)
+            if not module.training and steps_before:
+                events.eval_mode_steps[ident] = (line, mode.train_lines.get(ident))
 
 
 def _unknown_or_nonzero(grad: torch.Tensor) -> bool:

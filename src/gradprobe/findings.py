@@ -593,6 +593,17 @@ _ALL = (
         "are what you want, make the copy from .detach().clone() to say so.",
     ),
     _code(
+        "GP131",
+        "trained_in_eval_mode",
+        "the model kept training in eval mode",
+        "model.eval() was called after the model had trained (for a validation pass) and "
+        "model.train() was not called again before the next optimizer steps: from then on "
+        "Dropout is off and BatchNorm uses and no longer updates its running statistics "
+        "while the model trains.",
+        "Call model.train() at the start of every training epoch (or right after the "
+        "validation pass), not once before the loop.",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",
