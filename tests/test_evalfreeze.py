@@ -270,3 +270,55 @@ def test_train_in_every_epoch_or_no_mode_layers_is_not_named(tmp_path: Path) -> 
     assert _epochs(tmp_path, "nn.Identity()", "model.train()", "pass")[0] == []
     # eval mode from the start, on purpose (frozen BatchNorm statistics): not named
     assert _epochs(tmp_path, "nn.BatchNorm1d(16)", "model.eval()", "model.eval()")[0] == []
+
+
+_DROPOUT_NET = """
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(6, 16), nn.Linear(16, 2)
+            self.drop = nn.Dropout(0.5)
+
+        def forward(self, x):
+            h = F.relu(self.fc1(x))
+            h = {call}
+            return self.fc2(h)
+
+    model = Net()
+    model(torch.randn(4, 6)).sum().backward()
+    model.eval()
+    with torch.no_grad():
+        model(torch.randn(4, 6))
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "named"),
+    [
+        ("F.dropout(h, 0.5)", True),
+        ("F.dropout(h, p=0.3)", True),
+        ("F.dropout(h, 0.5, training=self.training)", False),
+        ("F.dropout(h, 0.5, training=True)  # Monte Carlo dropout, on purpose", False),
+        ("F.dropout(h, 0.5, self.training)", False),
+        ("F.dropout(h, 0.0)", False),
+        ("self.drop(h)", False),
+    ],
+)
+def test_functional_dropout_left_on_in_eval_mode(tmp_path: Path, call: str, named: bool) -> None:
+    script = tmp_path / "net.py"
+    text = textwrap.dedent(_DROPOUT_NET.format(call=call)).lstrip()
+    script.write_text(text)
+    result = diagnose_script(script)
+    found = [f for f in result.findings if f.code == "GP132"]
+    if not named:
+        assert found == []
+        return
+    (finding,) = found
+    assert [(loc.role, loc.line) for loc in finding.locations] == [
+        ("cause", line_of(text, "h = F.dropout"))
+    ]
+    assert finding.module == "Net"

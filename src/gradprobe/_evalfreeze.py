@@ -22,7 +22,7 @@ from gradprobe._blame import _top_modules, location
 from gradprobe._recorder import Events, SourceLine
 from gradprobe.findings import Finding, LocationRole, make_finding
 
-__all__ = ["eval_freezes", "eval_mode_training", "reads_training"]
+__all__ = ["eval_dropouts", "eval_freezes", "eval_mode_training", "reads_training"]
 
 _READS_TRAINING = re.compile(r"\.training\b")
 _verdicts: dict[type, bool] = {}
@@ -171,3 +171,25 @@ def eval_mode_training(events: Events, modules: Sequence[torch.nn.Module]) -> li
 
 def _line(line: SourceLine | None) -> str:
     return f"line {line[1]}" if line else "an unknown line"
+
+
+def eval_dropouts(events: Events) -> list[Finding]:
+    """GP132 for functional dropouts left at ``training=True`` that ran in eval mode."""
+    found: list[Finding] = []
+    for line, kind in list(events.eval_dropouts.items())[:3]:
+        cause = location(line, "cause")
+        found.append(
+            make_finding(
+                "GP132",
+                message=(
+                    f"The dropout call at {_line(line)}, in {kind}.forward, ran while the "
+                    f"{kind} was in eval mode and still dropped units: functional dropout "
+                    "takes training=True unless told otherwise, so model.eval() does not "
+                    "turn it off and evaluation is random. Pass training=self.training, or "
+                    "use an nn.Dropout layer."
+                ),
+                module=kind,
+                locations=[cause] if cause else [],
+            )
+        )
+    return found

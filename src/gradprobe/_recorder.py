@@ -259,6 +259,9 @@ class Events:
     # modules the user switched to eval() whose parameters an optimizer later stepped with
     # gradients: id(module) -> the eval() line (GP111 when eval() changed nothing)
     eval_trained: dict[int, SourceLine | None] = field(default_factory=dict)
+    # functional dropouts left at training=True that ran in a module in eval mode:
+    # line -> the module's class (GP132)
+    eval_dropouts: dict[SourceLine, str] = field(default_factory=dict)
     # modules stepped while still in eval mode after having trained in train mode:
     # id(module) -> (the eval() line, the user's last train() line before it) (GP131)
     eval_mode_steps: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(
@@ -425,6 +428,20 @@ _ZERO_DERIVATIVE = frozenset(
 )
 _INFERENCE_SAVED = "Inference tensors cannot be saved for backward"
 _PLAIN, _INPLACE, _SETITEM, _BACKWARD, _AUTOGRAD_GRAD, _GRAD_READ, _SCALAR, _PRIVATE = range(8)
+_DROPOUT = 8
+# functional dropouts whose `training` argument defaults to True (GP132)
+_DROPOUTS = frozenset(
+    getattr(torch.nn.functional, name)
+    for name in (
+        "dropout",
+        "dropout1d",
+        "dropout2d",
+        "dropout3d",
+        "alpha_dropout",
+        "feature_alpha_dropout",
+    )
+    if hasattr(torch.nn.functional, name)
+)
 _kinds: dict[Any, int] = {}
 
 
@@ -446,6 +463,8 @@ def _kind(func: Any) -> int:
         kind = _BACKWARD
     elif getattr(func, "__gradprobe_wraps__", func) is _GRAD:
         kind = _AUTOGRAD_GRAD
+    elif func in _DROPOUTS:
+        kind = _DROPOUT
     elif name == "__setitem__":
         kind = _SETITEM
     elif name.endswith("_") and not name.endswith("__") and name not in _NOT_WRITES:
@@ -665,6 +684,8 @@ class RecorderMode(TorchFunctionMode):
             self._take_pending(_user_line(sys._getframe(1)))
         if kind in (_BACKWARD, _AUTOGRAD_GRAD):
             return self._backward(func, kind, args, kwargs)
+        if kind == _DROPOUT and kwargs.get("training", True) and kwargs.get("p", 0.5) != 0:
+            self._eval_dropout(func, caller)
         targets: list[torch.Tensor] = []
         if kind == _INPLACE:
             first = args[0] if args else None
@@ -1208,6 +1229,22 @@ class RecorderMode(TorchFunctionMode):
                     cuts |= self.taint.get(tensor) or frozenset()
         line = _user_line(sys._getframe(2))
         self.events.inference_uses.append((line, tuple(sorted(cuts))))
+
+    def _eval_dropout(self, func: Any, caller: FrameType) -> None:
+        """A functional dropout left at its default training=True, run inside the forward
+        of a module in eval mode: dropout stays on at inference (GP132)."""
+        frame: FrameType | None = caller
+        while frame is not None and not is_user_file(frame.f_code.co_filename):
+            frame = frame.f_back
+        owner = frame.f_locals.get("self") if frame is not None else None
+        if frame is None or not isinstance(owner, torch.nn.Module) or owner.training:
+            return
+        line = _user_line(frame)
+        found = self.events.eval_dropouts
+        if line is None or line in found or len(found) >= _MAX_EVENTS:
+            return
+        if _defaults_training(line, _names(func)):
+            found[line] = type(owner).__name__
 
     def _cut(self, func: Any, kind: str, line: SourceLine | None) -> int:
         op = "data" if kind == "data" else _names(func)
@@ -1940,6 +1977,29 @@ def _cloned_parameter(data: Any) -> torch.nn.Parameter | None:
     (source, _), *_ = node.next_functions or ((None, 0),)
     variable = getattr(source, "variable", None)
     return variable if isinstance(variable, torch.nn.Parameter) else None
+
+
+def _defaults_training(line: SourceLine, name: str) -> bool:
+    """Whether the ``name(...)`` call on ``line`` leaves ``training`` at its default: no
+    ``training=`` keyword and no third positional argument (``F.dropout(x, p, training)``)."""
+    import ast
+    import linecache
+
+    try:
+        tree = ast.parse(linecache.getline(line[0], line[1]).strip())
+    except SyntaxError:
+        return False
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == name
+    ]
+    return bool(calls) and all(
+        len(call.args) < 3
+        and not any(k.arg in ("training", None) for k in call.keywords)  # None: **kwargs
+        for call in calls
+    )
 
 
 def _note_mode(mode: RecorderMode, module: torch.nn.Module, on: Any, frame: Any) -> None:

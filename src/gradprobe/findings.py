@@ -604,6 +604,16 @@ _ALL = (
         "validation pass), not once before the loop.",
     ),
     _code(
+        "GP132",
+        "dropout_active_in_eval",
+        "functional dropout stays on in eval mode",
+        "torch.nn.functional.dropout (and its 1d/2d/3d and alpha variants) takes training=True "
+        "by default: called in a forward as F.dropout(x, p), it keeps dropping units after "
+        "model.eval(), so evaluation and inference are random and scaled.",
+        "Pass the module's mode, F.dropout(x, p, training=self.training), or use an "
+        "nn.Dropout layer, which follows train() and eval().",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",
