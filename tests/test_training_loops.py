@@ -222,3 +222,62 @@ def test_nan_written_by_the_optimizer_is_blamed_on_the_infinity_before_it(
     assert "infinity that log produced" in nan.message
     (grad,) = [f for f in findings if f.code == "GP202"]
     assert "the optimizer step at line" in grad.message
+
+
+_CLASSIFIER = """
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3){tail})
+
+        def forward(self, x):
+            scores = self.body(x)
+            return {out}
+
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    teacher = torch.randn(8, 3)
+    for step in range(2):
+        x, y = torch.randn(8, 6), torch.randint(0, 3, (8,))
+        loss = {loss}
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+def _classifier(tmp_path: Path, tail: str, out: str, loss: str) -> tuple[list[Finding], str]:
+    findings, text = run(tmp_path, _CLASSIFIER.format(tail=tail, out=out, loss=loss))
+    return [f for f in findings if f.code == "GP133"], text
+
+
+def test_softmax_layer_before_cross_entropy_is_named_where_it_is_built(tmp_path: Path) -> None:
+    found, text = _classifier(
+        tmp_path, ", nn.Softmax(dim=1)", "scores", "nn.CrossEntropyLoss()(model(x), y)"
+    )
+    (finding,) = found
+    assert [(loc.role, loc.line) for loc in finding.locations] == [
+        ("cause", line_of(text, "nn.Softmax(dim=1)")),
+        ("read", line_of(text, "loss = ")),
+    ]
+    assert finding.details == {"loss": "cross_entropy"}
+
+
+def test_softmax_in_forward_before_nll_loss_is_named(tmp_path: Path) -> None:
+    found, text = _classifier(tmp_path, "", "F.softmax(scores, dim=1)", "F.nll_loss(model(x), y)")
+    (finding,) = found
+    assert finding.locations[0].line == line_of(text, "return F.softmax")
+    assert "log_softmax" in finding.message
+
+
+def test_logits_log_probs_and_soft_targets_are_not_named(tmp_path: Path) -> None:
+    for out, loss in [
+        ("scores", "F.cross_entropy(model(x), y)"),
+        ("F.log_softmax(scores, dim=1)", "F.nll_loss(model(x), y)"),
+        ("scores", "F.cross_entropy(model(x), F.softmax(teacher, dim=1))"),
+    ]:
+        assert _classifier(tmp_path, "", out, loss)[0] == []

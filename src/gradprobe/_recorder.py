@@ -259,6 +259,11 @@ class Events:
     # modules the user switched to eval() whose parameters an optimizer later stepped with
     # gradients: id(module) -> the eval() line (GP111 when eval() changed nothing)
     eval_trained: dict[int, SourceLine | None] = field(default_factory=dict)
+    # cross_entropy/nll_loss given softmax output: loss line -> (where the softmax was
+    # made, the loss, whether it was made inside a module's forward (an nn.Softmax))
+    softmax_losses: dict[SourceLine | None, tuple[SourceLine | None, str, bool]] = field(
+        default_factory=dict
+    )
     # functional dropouts left at training=True that ran in a module in eval mode:
     # line -> the module's class (GP132)
     eval_dropouts: dict[SourceLine, str] = field(default_factory=dict)
@@ -333,6 +338,9 @@ _NUMPY_EXIT.__name__ = "numpy"
 _CUSTOM_NODE = torch.autograd.function.BackwardCFunction
 _F = torch.nn.functional
 # losses whose second argument is a target that should not carry gradients
+_WANT_LOGITS = frozenset(
+    getattr(_F, name) for name in ("cross_entropy", "nll_loss") if hasattr(_F, name)
+)
 _LOSS_TARGETS = frozenset(
     getattr(_F, name)
     for name in (
@@ -344,6 +352,7 @@ _LOSS_TARGETS = frozenset(
         "binary_cross_entropy",
         "binary_cross_entropy_with_logits",
         "cross_entropy",
+        "nll_loss",
     )
     if hasattr(_F, name)
 )
@@ -1130,7 +1139,19 @@ class RecorderMode(TorchFunctionMode):
         node.register_prehook(check)
 
     def _loss_target(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """A loss whose target requires grad: note where the target's graph comes from."""
+        """A loss whose target requires grad: note where the target's graph comes from.
+        Also cross_entropy / nll_loss given softmax probabilities (GP133)."""
+        if func in _WANT_LOGITS:
+            scores = kwargs.get("input", args[0] if args else None)
+            node = _grad_fn(scores) if isinstance(scores, torch.Tensor) else None
+            if node is not None and node.name() == "SoftmaxBackward0":
+                events = self.events
+                line = _user_line(sys._getframe(2))
+                if len(events.softmax_losses) < 10 and line not in events.softmax_losses:
+                    record = events.nodes.get((node.name(), node._sequence_nr()))
+                    made = record.line if record is not None else None
+                    inner = record is not None and made == record.outer_line
+                    events.softmax_losses[line] = (made, _names(func), inner)
         target = kwargs.get("target", args[1] if len(args) > 1 else None)
         if not isinstance(target, torch.Tensor) or not target.requires_grad:
             return

@@ -614,6 +614,18 @@ _ALL = (
         "nn.Dropout layer, which follows train() and eval().",
     ),
     _code(
+        "GP133",
+        "softmax_before_cross_entropy",
+        "cross_entropy was given softmax probabilities",
+        "F.cross_entropy (nn.CrossEntropyLoss) applies log_softmax itself, and F.nll_loss "
+        "expects log-probabilities. Given the output of a softmax, the loss takes a second "
+        "softmax of values in [0, 1]: the gradients shrink and training slows down and "
+        "stalls, without any error.",
+        "Remove the final nn.Softmax / F.softmax and pass the raw scores (logits) to "
+        "cross_entropy; apply softmax only to read off predictions. Before nll_loss, use "
+        "log_softmax.",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",
