@@ -281,3 +281,14 @@ def test_logits_log_probs_and_soft_targets_are_not_named(tmp_path: Path) -> None
         ("scores", "F.cross_entropy(model(x), F.softmax(teacher, dim=1))"),
     ]:
         assert _classifier(tmp_path, "", out, loss)[0] == []
+
+
+def test_softmax_reshaped_for_a_sequence_loss_is_still_named(tmp_path: Path) -> None:
+    found, text = _classifier(
+        tmp_path,
+        ", nn.Softmax(dim=-1)",
+        "scores",
+        "F.cross_entropy(model(x).unsqueeze(1).transpose(1, 2).reshape(8, 3), y)",
+    )
+    (finding,) = found
+    assert finding.locations[0].line == line_of(text, "nn.Softmax(dim=-1)")

@@ -341,6 +341,20 @@ _F = torch.nn.functional
 _WANT_LOGITS = frozenset(
     getattr(_F, name) for name in ("cross_entropy", "nll_loss") if hasattr(_F, name)
 )
+# shape-only nodes GP133 looks through between a softmax and the loss
+_SHAPE_NODES = frozenset(
+    {
+        "ViewBackward0",
+        "UnsafeViewBackward0",
+        "ReshapeAliasBackward0",
+        "TransposeBackward0",
+        "PermuteBackward0",
+        "SqueezeBackward0",
+        "SqueezeBackward1",
+        "UnsqueezeBackward0",
+        "CloneBackward0",
+    }
+)
 _LOSS_TARGETS = frozenset(
     getattr(_F, name)
     for name in (
@@ -1144,6 +1158,10 @@ class RecorderMode(TorchFunctionMode):
         if func in _WANT_LOGITS:
             scores = kwargs.get("input", args[0] if args else None)
             node = _grad_fn(scores) if isinstance(scores, torch.Tensor) else None
+            for _ in range(4):  # logits.view(-1, C) after the softmax, as in language models
+                if node is None or node.name() not in _SHAPE_NODES:
+                    break
+                node = node.next_functions[0][0] if node.next_functions else None
             if node is not None and node.name() == "SoftmaxBackward0":
                 events = self.events
                 line = _user_line(sys._getframe(2))
