@@ -292,3 +292,124 @@ def test_softmax_reshaped_for_a_sequence_loss_is_still_named(tmp_path: Path) -> 
     )
     (finding,) = found
     assert finding.locations[0].line == line_of(text, "nn.Softmax(dim=-1)")
+
+
+_LOOP = """
+    import torch
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 1))
+    opt = torch.optim.{optimizer}
+    for epoch in range(2):
+        {epoch_start}
+        for batch in range(4):
+            {batch_start}
+            loss = model(torch.randn(8, 6)).pow(2).mean()
+            loss.backward()
+            {before_step}
+            opt.step()
+            {after_step}
+"""
+
+
+def _stale(
+    tmp_path: Path,
+    *,
+    optimizer: str = "SGD(model.parameters(), lr=0.01)",
+    epoch_start: str = "pass",
+    batch_start: str = "pass",
+    before_step: str = "pass",
+    after_step: str = "pass",
+) -> tuple[list[Finding], str]:
+    source = _LOOP.format(
+        optimizer=optimizer,
+        epoch_start=epoch_start,
+        batch_start=batch_start,
+        before_step=before_step,
+        after_step=after_step,
+    )
+    findings, text = run(tmp_path, source)
+    return [f for f in findings if f.code == "GP134"], text
+
+
+def test_a_loop_that_never_zeroes_is_named_at_its_backward(tmp_path: Path) -> None:
+    found, text = _stale(tmp_path)
+    (finding,) = found
+    assert [(loc.role, loc.line) for loc in finding.locations] == [
+        ("cause", line_of(text, "loss.backward()")),
+        ("read", line_of(text, "opt.step()")),
+    ]
+    assert finding.details == {"steps": 7}  # every step but the first
+    assert "zero_grad()" in finding.message
+
+
+def test_zeroing_once_per_epoch_is_named(tmp_path: Path) -> None:
+    (finding,) = _stale(
+        tmp_path, epoch_start="opt.zero_grad()", optimizer="Adam(model.parameters())"
+    )[0]
+    assert finding.details == {"steps": 6}  # the first step of each epoch is clean
+
+
+def test_every_way_of_resetting_gradients_is_seen(tmp_path: Path) -> None:
+    resets = [
+        {"batch_start": "opt.zero_grad()"},
+        {"batch_start": "opt.zero_grad(set_to_none=False)"},
+        {"after_step": "model.zero_grad()"},
+        {"batch_start": "[p.grad.zero_() for p in model.parameters() if p.grad is not None]"},
+        {"batch_start": "[p.grad.data.zero_() for p in model.parameters() if p.grad is not None]"},
+        {"after_step": "[setattr(p, 'grad', None) for p in model.parameters()]"},
+        {"before_step": "pass", "after_step": "opt.zero_grad()"},
+    ]
+    for reset in resets:
+        assert _stale(tmp_path, **reset)[0] == [], reset
+
+
+def test_accumulation_on_purpose_and_a_gan_are_not_named(tmp_path: Path) -> None:
+    accumulate = """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(6, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for i in range(12):
+            (model(torch.randn(4, 6)).pow(2).mean() / 4).backward()
+            if (i + 1) % 4 == 0:
+                opt.step()
+                opt.zero_grad()
+    """
+    gan = """
+        import torch
+        from torch import nn
+
+        G, D = nn.Linear(4, 6), nn.Linear(6, 1)
+        opt_g = torch.optim.Adam(G.parameters())
+        opt_d = torch.optim.Adam(D.parameters())
+        for step in range(4):
+            fake = G(torch.randn(8, 4))
+            opt_d.zero_grad(set_to_none=False)
+            (D(torch.randn(8, 6)).mean() - D(fake.detach()).mean()).backward()
+            opt_d.step()
+            opt_g.zero_grad(set_to_none=False)
+            (-D(fake).mean()).backward()  # also adds into D's used gradients
+            opt_g.step()
+    """
+    lbfgs = """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(6, 1)
+        opt = torch.optim.LBFGS(model.parameters(), max_iter=3)
+        x, y = torch.randn(16, 6), torch.randn(16, 1)
+
+        def closure():
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            return loss
+
+        for step in range(3):
+            opt.step(closure)
+    """
+    for source in (accumulate, gan, lbfgs):
+        findings, _ = run(tmp_path, source)
+        assert [f.code for f in findings if f.code == "GP134"] == [], source

@@ -52,6 +52,7 @@ from torch.overrides import TorchFunctionMode
 from gradprobe import _customfn, _deepfree
 from gradprobe._inputs import asked_inputs
 from gradprobe._source import is_gradprobe_file, is_user_file
+from gradprobe._stalegrad import StaleGrads
 from gradprobe.trace import trace as _trace
 
 __all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine", "patches"]
@@ -264,6 +265,9 @@ class Events:
     softmax_losses: dict[SourceLine | None, tuple[SourceLine | None, str, bool]] = field(
         default_factory=dict
     )
+    # optimizer steps that used gradients still holding an earlier step's (GP134):
+    # (the backward that added onto them, the step line)
+    stale_steps: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
     # functional dropouts left at training=True that ran in a module in eval mode:
     # line -> the module's class (GP132)
     eval_dropouts: dict[SourceLine, str] = field(default_factory=dict)
@@ -661,6 +665,7 @@ class RecorderMode(TorchFunctionMode):
         self.cut_storages: dict[int, int] = {}  # storage address of a cut's result -> cut
         self.no_grad_lines: list[SourceLine | None] = []  # where no_grad blocks began
         self.in_optimizer = 0
+        self.stale = StaleGrads(events)
         self.mark = _current_sequence()
         # torch >= 2.14: node_creation_hook hands over every node as it is made (NOTE
         # [recorder]); record() installs it and sets `hooked`. Nodes wait here until the
@@ -1384,6 +1389,10 @@ class RecorderMode(TorchFunctionMode):
         hook = self.backward_hook
         if hook is not None:
             hook(event, roots, args, kwargs)
+        plain = kind == _BACKWARD and not self.in_optimizer
+        if plain:
+            with contextlib.suppress(Exception):
+                self.stale.before_backward()
         try:
             result = func(*args, **kwargs)
         except BaseException as error:
@@ -1391,6 +1400,9 @@ class RecorderMode(TorchFunctionMode):
             if hook is not None:
                 hook(event, roots, args, kwargs)
             raise
+        if plain:
+            with contextlib.suppress(Exception):
+                self.stale.after_backward(line)
         events = self.events
         if kind == _BACKWARD and not create and not _from_torch_driver(sys._getframe(1)):
             # autograd.grad and higher-order steps (Hessians, Newton steps, penalties, MAML)
@@ -1796,8 +1808,15 @@ def patches(mode: RecorderMode) -> Iterator[None]:
                     events.idle.update(id(p) for p in params)
                 if mode.evals:
                     _stepped_evals(mode, {id(p) for p in params if p.grad is not None})
+            if mode.in_optimizer == 1:
+                with contextlib.suppress(Exception):
+                    mode.stale.before_step(optimizer, _user_line(sys._getframe(1)))
 
-        def post(*_: Any) -> None:
+        def post(optimizer: Any, *_: Any) -> None:
+            if mode.in_optimizer == 1:
+                with contextlib.suppress(Exception):
+                    params = [p for group in optimizer.param_groups for p in group["params"]]
+                    mode.stale.after_step(optimizer, params)
             mode.in_optimizer = max(0, mode.in_optimizer - 1)
             events.steps += 1
             events.grads_pending = False

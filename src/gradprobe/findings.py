@@ -626,6 +626,16 @@ _ALL = (
         "log_softmax.",
     ),
     _code(
+        "GP134",
+        "gradients_not_zeroed",
+        "gradients were not reset between optimizer steps",
+        "backward() adds into .grad. Without zero_grad() between steps, every step updates "
+        "with the sum of all gradients computed so far, so the effective learning rate grows "
+        "and training diverges or oscillates, without any error.",
+        "Call optimizer.zero_grad() once per step, before backward() (or right after "
+        "step()). To accumulate over micro-batches on purpose, zero after each step.",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",

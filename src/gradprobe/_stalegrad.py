@@ -1,0 +1,163 @@
+"""GP134: an optimizer step used gradients accumulated on top of an earlier step's.
+
+``backward()`` adds into ``.grad``. A loop that never calls ``zero_grad()`` (or sets the
+gradients to ``None``) feeds every step the sum of all gradients so far, and nothing raises.
+
+The recorder follows a couple of parameters per optimizer, by identity and version counter of
+their ``.grad`` (weak references only):
+
+- after a step, the gradient is *used*;
+- a ``backward()`` that adds into a used gradient untouched since the step (same tensor, same
+  version, not all zeros) makes it *stale*;
+- anything else that touches it (``zero_grad``, ``grad = None``, ``grad.zero_()``, a new
+  tensor) resets it;
+- a step that finds a stale gradient still untouched is the bug.
+
+A GAN's generator backward also adds into the discriminator's used gradients, but the
+discriminator's ``zero_grad()`` resets them before its next step, so it is not reported.
+Gradients of CUDA tensors are not read (``.any()`` would sync), so they are never reported.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+
+from gradprobe.findings import Finding, LocationRole, make_finding
+
+if TYPE_CHECKING:  # the recorder imports this module
+    from gradprobe._recorder import Events, SourceLine
+
+__all__ = ["StaleGrads", "stale_steps"]
+
+_SAMPLES = 2  # parameters followed per optimizer
+_OPTIMIZERS = 8
+
+
+@dataclass
+class _Sample:
+    param: weakref.ref[torch.Tensor]
+    grad: weakref.ref[torch.Tensor] | None = None
+    version: int = -1
+    used: bool = False  # holds what a step consumed, untouched since
+    stale: SourceLine | bool | None = False  # a backward added onto a used gradient: its line
+    pending: bool = False
+
+
+class StaleGrads:
+    """Per-optimizer state; called by the recorder's step hooks and its backward wrapper."""
+
+    def __init__(self, events: Events) -> None:
+        self.events = events
+        self.samples: dict[int, list[_Sample]] = {}
+
+    def before_step(self, optimizer: object, line: SourceLine | None) -> None:
+        with torch._C.DisableTorchFunction():
+            for sample in self.samples.get(id(optimizer), ()):
+                if sample.stale is not False and self._untouched(sample):
+                    backward = sample.stale if sample.stale is not True else None
+                    steps = self.events.stale_steps
+                    if len(steps) < 20:
+                        steps.append((backward, line))
+                    break
+
+    def after_step(self, optimizer: object, params: Sequence[torch.Tensor]) -> None:
+        key = id(optimizer)
+        with torch._C.DisableTorchFunction():
+            if key not in self.samples:
+                if len(self.samples) >= _OPTIMIZERS:
+                    return
+                chosen = [p for p in params if _cpu_grad(p) is not None][:_SAMPLES]
+                self.samples[key] = [_Sample(weakref.ref(p)) for p in chosen]
+            for sample in self.samples[key]:
+                self._remember(sample)
+                sample.used = sample.grad is not None
+                sample.stale = False
+
+    def before_backward(self) -> None:
+        if not self.samples:
+            return
+        with torch._C.DisableTorchFunction():
+            for samples in self.samples.values():
+                for sample in samples:
+                    untouched = self._untouched(sample)
+                    if not untouched:
+                        sample.used = False
+                        sample.stale = False
+                    sample.pending = untouched and sample.used and _nonzero(sample)
+
+    def after_backward(self, line: SourceLine | None) -> None:
+        if not self.samples:
+            return
+        with torch._C.DisableTorchFunction():
+            for samples in self.samples.values():
+                for sample in samples:
+                    if sample.pending and not self._untouched(sample) and sample.stale is False:
+                        sample.stale = line if line is not None else True
+                    sample.pending = False
+                    self._remember(sample)
+
+    @staticmethod
+    def _untouched(sample: _Sample) -> bool:
+        param = sample.param()
+        grad = None if param is None else _cpu_grad(param)
+        return (
+            grad is not None
+            and sample.grad is not None
+            and sample.grad() is grad
+            and grad._version == sample.version
+        )
+
+    @staticmethod
+    def _remember(sample: _Sample) -> None:
+        param = sample.param()
+        grad = None if param is None else _cpu_grad(param)
+        sample.grad = None if grad is None else weakref.ref(grad)
+        sample.version = -1 if grad is None else grad._version
+
+
+def _cpu_grad(param: torch.Tensor) -> torch.Tensor | None:
+    grad = param.grad
+    if grad is None or grad.device.type != "cpu" or grad.is_sparse:
+        return None
+    return grad
+
+
+def _nonzero(sample: _Sample) -> bool:
+    """A gradient cleared with ``grad.data.zero_()`` keeps its version: look at the values."""
+    grad = sample.grad() if sample.grad is not None else None
+    return grad is not None and bool(grad.any())
+
+
+def stale_steps(events: Events) -> list[Finding]:
+    """GP134 once two steps used gradients that still held an earlier step's."""
+    from gradprobe._blame import location
+
+    if len(events.stale_steps) < 2:
+        return []
+    backward, step = events.stale_steps[0]
+    pairs: list[tuple[SourceLine | None, LocationRole]] = [(backward, "cause"), (step, "read")]
+    count = len(events.stale_steps)
+    more = f"{count}" if count < 20 else "at least 20"
+    return [
+        make_finding(
+            "GP134",
+            message=(
+                f"The gradients were not reset between optimizer steps: the backward at "
+                f"{_line(backward)} added into gradients that the step at {_line(step)} had "
+                f"already used, and {more} steps updated with gradients that still held "
+                "earlier steps' (the sum of every gradient since the last reset). Call "
+                "optimizer.zero_grad() before each backward (or right after step())."
+            ),
+            locations=[loc for line, role in pairs if (loc := location(line, role))],
+            details={"steps": count},
+        )
+    ]
+
+
+def _line(line: SourceLine | None) -> str:
+    return f"line {line[1]}" if line else "an unknown line"
