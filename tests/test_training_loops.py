@@ -264,7 +264,7 @@ def test_softmax_layer_before_cross_entropy_is_named_where_it_is_built(tmp_path:
         ("cause", line_of(text, "nn.Softmax(dim=1)")),
         ("read", line_of(text, "loss = ")),
     ]
-    assert finding.details == {"loss": "cross_entropy"}
+    assert finding.details == {"loss": "cross_entropy", "given": "softmax"}
 
 
 def test_softmax_in_forward_before_nll_loss_is_named(tmp_path: Path) -> None:
@@ -413,3 +413,16 @@ def test_accumulation_on_purpose_and_a_gan_are_not_named(tmp_path: Path) -> None
     for source in (accumulate, gan, lbfgs):
         findings, _ = run(tmp_path, source)
         assert [f.code for f in findings if f.code == "GP134"] == [], source
+
+
+def test_sigmoid_before_bce_with_logits_is_named(tmp_path: Path) -> None:
+    for tail, out in [(", nn.Sigmoid()", "scores"), ("", "torch.sigmoid(scores)")]:
+        found, text = _classifier(
+            tmp_path, tail, out, "nn.BCEWithLogitsLoss()(model(x), F.one_hot(y, 3).float())"
+        )
+        (finding,) = found
+        made = "nn.Sigmoid()" if tail else "return torch.sigmoid"
+        assert finding.locations[0].line == line_of(text, made)
+        assert finding.details == {"loss": "binary_cross_entropy_with_logits", "given": "sigmoid"}
+    plain = "F.binary_cross_entropy(model(x), F.one_hot(y, 3).float())"
+    assert _classifier(tmp_path, ", nn.Sigmoid()", "scores", plain)[0] == []

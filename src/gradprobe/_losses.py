@@ -1,10 +1,11 @@
-"""GP133: cross_entropy / nll_loss given softmax probabilities.
+"""GP133: a loss that takes logits was given probabilities.
 
-``F.cross_entropy`` applies ``log_softmax`` itself and ``F.nll_loss`` expects
-log-probabilities. Feeding either the output of a softmax (an ``nn.Softmax`` at the end of
-the model, ``F.softmax`` in ``forward``) squashes the gradients: training is slow and stalls
-well above the loss it could reach, with no error. The recorder notes such calls by the
-input's ``SoftmaxBackward0`` node; this names the softmax to remove.
+``F.cross_entropy`` applies ``log_softmax`` itself, ``F.nll_loss`` expects log-probabilities,
+and ``F.binary_cross_entropy_with_logits`` applies ``sigmoid`` itself. Feeding them the output
+of a softmax or sigmoid (an ``nn.Softmax`` / ``nn.Sigmoid`` at the end of the model, or a call
+in ``forward``) squashes the gradients: training is slow and stalls well above the loss it
+could reach, with no error. The recorder notes such calls by the input's ``SoftmaxBackward0``
+or ``SigmoidBackward0`` node; this names the layer or call to remove.
 """
 
 from __future__ import annotations
@@ -18,48 +19,71 @@ from gradprobe._blame import _top_modules, location
 from gradprobe._recorder import Events, SourceLine
 from gradprobe.findings import Finding, LocationRole, make_finding
 
-__all__ = ["softmax_losses"]
+__all__ = ["squashed_losses"]
+
+# loss -> (the squashing function it must not be given, its layer types, what it wants, fix)
+_LOSSES: dict[str, tuple[str, tuple[type[torch.nn.Module], ...], str, str]] = {
+    "cross_entropy": (
+        "softmax",
+        (torch.nn.Softmax, torch.nn.Softmax2d),
+        "logits",
+        (
+            "Remove the softmax and pass the raw scores to cross_entropy (apply softmax "
+            "only for predictions)."
+        ),
+    ),
+    "nll_loss": (
+        "softmax",
+        (torch.nn.Softmax, torch.nn.Softmax2d),
+        "log-probabilities (log_softmax)",
+        "Use log_softmax instead of softmax before nll_loss.",
+    ),
+    "binary_cross_entropy_with_logits": (
+        "sigmoid",
+        (torch.nn.Sigmoid,),
+        "logits",
+        (
+            "Remove the sigmoid and pass the raw scores (or keep it and use "
+            "binary_cross_entropy, which is less stable)."
+        ),
+    ),
+}
 
 
-def softmax_losses(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
-    """GP133 for every loss line that received softmax output (at most three)."""
+def squashed_losses(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+    """GP133 for every loss line given softmax or sigmoid output (at most three)."""
     found: list[Finding] = []
-    for loss_line, (made, loss, in_module) in list(events.softmax_losses.items())[:3]:
-        softmax = made
+    for loss_line, (made, loss, in_module) in list(events.squashed_losses.items())[:3]:
+        squash, layer_types, wants, fix = _LOSSES[loss]
+        cause = made
         text = linecache.getline(made[0], made[1]) if made else ""
-        if in_module or "softmax" not in text.lower():  # an nn.Softmax layer ran there
-            layers = [m for top in _top_modules(modules) for m in top.modules() if _is_softmax(m)]
+        if in_module or squash not in text.lower():  # an nn.Softmax / nn.Sigmoid layer ran
+            layers = [
+                m
+                for top in _top_modules(modules)
+                for m in top.modules()
+                if isinstance(m, layer_types)
+            ]
             if len(layers) == 1:
-                softmax = events.module_lines.get(id(layers[0]), made)
-        wants = "logits" if loss == "cross_entropy" else "log-probabilities (log_softmax)"
+                cause = events.module_lines.get(id(layers[0]), made)
         pairs: list[tuple[SourceLine | None, LocationRole]] = [
-            (softmax, "cause"),
+            (cause, "cause"),
             (loss_line, "read"),
         ]
         found.append(
             make_finding(
                 "GP133",
                 message=(
-                    f"{loss} at {_line(loss_line)} is given the output of a softmax (made at "
-                    f"{_line(softmax)}), but it expects {wants}: the probabilities go through "
-                    "a second (log-)softmax, which flattens the gradients, so training is "
-                    "slow and stalls. "
-                    + (
-                        "Remove the softmax and pass the raw scores to cross_entropy "
-                        "(apply softmax only for predictions)."
-                        if loss == "cross_entropy"
-                        else "Use log_softmax instead of softmax before nll_loss."
-                    )
+                    f"{loss} at {_line(loss_line)} is given the output of a {squash} (made at "
+                    f"{_line(cause)}), but it expects {wants}: the values go through the "
+                    f"{squash} twice, which flattens the gradients, so training is slow and "
+                    f"stalls. {fix}"
                 ),
                 locations=[loc for line, role in pairs if (loc := location(line, role))],
-                details={"loss": loss},
+                details={"loss": loss, "given": squash},
             )
         )
     return found
-
-
-def _is_softmax(module: torch.nn.Module) -> bool:
-    return isinstance(module, torch.nn.Softmax | torch.nn.Softmax2d)
 
 
 def _line(line: SourceLine | None) -> str:

@@ -260,9 +260,10 @@ class Events:
     # modules the user switched to eval() whose parameters an optimizer later stepped with
     # gradients: id(module) -> the eval() line (GP111 when eval() changed nothing)
     eval_trained: dict[int, SourceLine | None] = field(default_factory=dict)
-    # cross_entropy/nll_loss given softmax output: loss line -> (where the softmax was
-    # made, the loss, whether it was made inside a module's forward (an nn.Softmax))
-    softmax_losses: dict[SourceLine | None, tuple[SourceLine | None, str, bool]] = field(
+    # cross_entropy/nll_loss given softmax output, BCE-with-logits given sigmoid output:
+    # loss line -> (where the softmax/sigmoid was made, the loss, whether it was made
+    # inside a module's forward (an nn.Softmax / nn.Sigmoid layer))
+    squashed_losses: dict[SourceLine | None, tuple[SourceLine | None, str, bool]] = field(
         default_factory=dict
     )
     # optimizer steps that used gradients still holding an earlier step's (GP134):
@@ -341,11 +342,18 @@ def _NUMPY_EXIT() -> None:
 _NUMPY_EXIT.__name__ = "numpy"
 _CUSTOM_NODE = torch.autograd.function.BackwardCFunction
 _F = torch.nn.functional
+# losses that apply their own (log-)softmax or sigmoid -> the node that must not feed them
+_WANT_LOGITS = {
+    getattr(_F, name): node
+    for name, node in (
+        ("cross_entropy", "SoftmaxBackward0"),
+        ("nll_loss", "SoftmaxBackward0"),
+        ("binary_cross_entropy_with_logits", "SigmoidBackward0"),
+    )
+    if hasattr(_F, name)
+}
 # losses whose second argument is a target that should not carry gradients
-_WANT_LOGITS = frozenset(
-    getattr(_F, name) for name in ("cross_entropy", "nll_loss") if hasattr(_F, name)
-)
-# shape-only nodes GP133 looks through between a softmax and the loss
+# shape-only nodes GP133 looks through between a softmax or sigmoid and the loss
 _SHAPE_NODES = frozenset(
     {
         "ViewBackward0",
@@ -1159,22 +1167,23 @@ class RecorderMode(TorchFunctionMode):
 
     def _loss_target(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """A loss whose target requires grad: note where the target's graph comes from.
-        Also cross_entropy / nll_loss given softmax probabilities (GP133)."""
-        if func in _WANT_LOGITS:
+        Also a loss that takes logits given softmax or sigmoid output (GP133)."""
+        squash = _WANT_LOGITS.get(func)
+        if squash is not None:
             scores = kwargs.get("input", args[0] if args else None)
             node = _grad_fn(scores) if isinstance(scores, torch.Tensor) else None
-            for _ in range(4):  # logits.view(-1, C) after the softmax, as in language models
+            for _ in range(4):  # probs.view(-1, C) after the softmax, as in language models
                 if node is None or node.name() not in _SHAPE_NODES:
                     break
                 node = node.next_functions[0][0] if node.next_functions else None
-            if node is not None and node.name() == "SoftmaxBackward0":
+            if node is not None and node.name() == squash:
                 events = self.events
                 line = _user_line(sys._getframe(2))
-                if len(events.softmax_losses) < 10 and line not in events.softmax_losses:
+                if len(events.squashed_losses) < 10 and line not in events.squashed_losses:
                     record = events.nodes.get((node.name(), node._sequence_nr()))
                     made = record.line if record is not None else None
                     inner = record is not None and made == record.outer_line
-                    events.softmax_losses[line] = (made, _names(func), inner)
+                    events.squashed_losses[line] = (made, _names(func), inner)
         target = kwargs.get("target", args[1] if len(args) > 1 else None)
         if not isinstance(target, torch.Tensor) or not target.requires_grad:
             return

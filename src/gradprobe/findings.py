@@ -615,15 +615,16 @@ _ALL = (
     ),
     _code(
         "GP133",
-        "softmax_before_cross_entropy",
-        "cross_entropy was given softmax probabilities",
-        "F.cross_entropy (nn.CrossEntropyLoss) applies log_softmax itself, and F.nll_loss "
-        "expects log-probabilities. Given the output of a softmax, the loss takes a second "
-        "softmax of values in [0, 1]: the gradients shrink and training slows down and "
-        "stalls, without any error.",
-        "Remove the final nn.Softmax / F.softmax and pass the raw scores (logits) to "
-        "cross_entropy; apply softmax only to read off predictions. Before nll_loss, use "
-        "log_softmax.",
+        "probabilities_given_to_logit_loss",
+        "a loss that takes logits was given probabilities",
+        "F.cross_entropy (nn.CrossEntropyLoss) applies log_softmax itself, F.nll_loss expects "
+        "log-probabilities, and binary_cross_entropy_with_logits (nn.BCEWithLogitsLoss) "
+        "applies sigmoid itself. Given the output of a softmax or sigmoid, the loss squashes "
+        "values that are already in [0, 1] a second time: the gradients shrink and training "
+        "slows down and stalls, without any error.",
+        "Remove the final nn.Softmax / nn.Sigmoid (or F.softmax / torch.sigmoid) and pass "
+        "the raw scores (logits) to the loss; apply it only to read off predictions. Before "
+        "nll_loss, use log_softmax.",
     ),
     _code(
         "GP134",
