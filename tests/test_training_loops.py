@@ -4,7 +4,10 @@ a parameter made inside forward, and state carried into the next iteration."""
 from __future__ import annotations
 
 import textwrap
+import warnings
 from pathlib import Path
+
+import pytest
 
 from gradprobe._carry import carrier
 from gradprobe.diagnose import diagnose_script
@@ -426,3 +429,50 @@ def test_sigmoid_before_bce_with_logits_is_named(tmp_path: Path) -> None:
         assert finding.details == {"loss": "binary_cross_entropy_with_logits", "given": "sigmoid"}
     plain = "F.binary_cross_entropy(model(x), F.one_hot(y, 3).float())"
     assert _classifier(tmp_path, ", nn.Sigmoid()", "scores", plain)[0] == []
+
+
+_REGRESSION = """
+    import torch
+    from torch import nn
+
+    model = nn.Linear(6, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        x, y = torch.randn(8, 6), torch.randn({target})
+        loss = {loss}
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_a_regression_loss_broadcasting_n1_against_n_is_named(tmp_path: Path) -> None:
+    source = _REGRESSION.format(target="8", loss="nn.MSELoss()(model(x), y)")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        findings, text = run(tmp_path, source)
+    (finding,) = [f for f in findings if f.code == "GP135"]
+    assert [(loc.role, loc.line) for loc in finding.locations] == [
+        ("cause", line_of(text, "loss = "))
+    ]
+    assert finding.details == {"loss": "mse_loss", "input": [8, 1], "target": [8]}
+    assert "broadcast to (8, 8)" in finding.message and "squeeze(-1)" in finding.message
+    # torch's own warning names the user's line, once, as it does without gradprobe
+    sizes = [w for w in caught if "target size" in str(w.message)]
+    assert [(Path(w.filename).name, w.lineno) for w in sizes] == [
+        ("train.py", line_of(text, "loss = "))
+    ]
+    with pytest.warns(UserWarning, match="target size") as always:  # filter "always"
+        run(tmp_path, source)
+    assert len([w for w in always if "target size" in str(w.message)]) == 3
+
+
+@pytest.mark.filterwarnings("ignore:Using a target size")
+def test_matching_or_scalar_targets_are_not_named(tmp_path: Path) -> None:
+    for target, loss in [
+        ("8, 1", "nn.functional.l1_loss(model(x), y)"),
+        ("8", "nn.functional.huber_loss(model(x).squeeze(-1), y)"),
+        ("1", "nn.functional.mse_loss(model(x), y)"),
+    ]:
+        findings, _ = run(tmp_path, _REGRESSION.format(target=target, loss=loss))
+        assert [f for f in findings if f.code == "GP135"] == [], loss

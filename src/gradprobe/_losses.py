@@ -1,4 +1,5 @@
-"""GP133: a loss that takes logits was given probabilities.
+"""Losses given the wrong thing. GP133: a loss that takes logits was given probabilities.
+GP135: an elementwise loss broadcast its input against a target of another shape.
 
 ``F.cross_entropy`` applies ``log_softmax`` itself, ``F.nll_loss`` expects log-probabilities,
 and ``F.binary_cross_entropy_with_logits`` applies ``sigmoid`` itself. Feeding them the output
@@ -19,7 +20,7 @@ from gradprobe._blame import _top_modules, location
 from gradprobe._recorder import Events, SourceLine
 from gradprobe.findings import Finding, LocationRole, make_finding
 
-__all__ = ["squashed_losses"]
+__all__ = ["broadcast_losses", "squashed_losses"]
 
 # loss -> (the squashing function it must not be given, its layer types, what it wants, fix)
 _LOSSES: dict[str, tuple[str, tuple[type[torch.nn.Module], ...], str, str]] = {
@@ -84,6 +85,39 @@ def squashed_losses(events: Events, modules: Sequence[torch.nn.Module]) -> list[
             )
         )
     return found
+
+
+def broadcast_losses(events: Events) -> list[Finding]:
+    """GP135 for every elementwise loss line whose shapes broadcast (at most three)."""
+    found: list[Finding] = []
+    for line, (loss, given, target, shape) in list(events.broadcast_losses.items())[:3]:
+        hint = _shape_fix(given, target)
+        found.append(
+            make_finding(
+                "GP135",
+                message=(
+                    f"{loss} at {_line(line)} compares an input of shape {_shape(given)} with "
+                    f"a target of shape {_shape(target)}; they broadcast to {_shape(shape)}, so "
+                    "every prediction is scored against every target and the model learns to "
+                    f"predict their mean. {hint}"
+                ),
+                locations=[loc for loc in (location(line, "cause"),) if loc],
+                details={"loss": loss, "input": list(given), "target": list(target)},
+            )
+        )
+    return found
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _shape_fix(given: tuple[int, ...], target: tuple[int, ...]) -> str:
+    if given[-1:] == (1,) and given[:-1] == target:
+        return "Squeeze the output (output.squeeze(-1)) or unsqueeze the target."
+    if target[-1:] == (1,) and target[:-1] == given:
+        return "Squeeze the target (target.squeeze(-1)) or unsqueeze the output."
+    return "Make the input and target the same shape."
 
 
 def _line(line: SourceLine | None) -> str:

@@ -266,6 +266,12 @@ class Events:
     squashed_losses: dict[SourceLine | None, tuple[SourceLine | None, str, bool]] = field(
         default_factory=dict
     )
+    # elementwise losses whose input and target broadcast to a bigger tensor (GP135):
+    # loss line -> (loss, input shape, target shape, broadcast shape)
+    broadcast_losses: dict[
+        SourceLine | None,
+        tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]],
+    ] = field(default_factory=dict)
     # optimizer steps that used gradients still holding an earlier step's (GP134):
     # (the backward that added onto them, the step line)
     stale_steps: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
@@ -352,7 +358,12 @@ _WANT_LOGITS = {
     )
     if hasattr(_F, name)
 }
-# losses whose second argument is a target that should not carry gradients
+# elementwise losses that broadcast input and target (torch only warns) (GP135)
+_ELEMENTWISE_LOSSES = frozenset(
+    getattr(_F, name)
+    for name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
+    if hasattr(_F, name)
+)
 # shape-only nodes GP133 looks through between a softmax or sigmoid and the loss
 _SHAPE_NODES = frozenset(
     {
@@ -367,6 +378,7 @@ _SHAPE_NODES = frozenset(
         "CloneBackward0",
     }
 )
+# losses whose second argument is a target that should not carry gradients
 _LOSS_TARGETS = frozenset(
     getattr(_F, name)
     for name in (
@@ -381,6 +393,11 @@ _LOSS_TARGETS = frozenset(
         "nll_loss",
     )
     if hasattr(_F, name)
+)
+# Python functions whose warnings name their caller's line (stacklevel): under the mode
+# that caller is the recorder, so their warnings are re-issued at the user's line
+_WARNS_AT_CALLER = _LOSS_TARGETS | frozenset(
+    getattr(_F, name) for name in ("softmax", "log_softmax", "softmin") if hasattr(_F, name)
 )
 # log-probabilities of chosen actions (score-function terms): the full output of
 # log_softmax, then the entries picked from it by an index tensor; ops that keep either
@@ -759,7 +776,7 @@ class RecorderMode(TorchFunctionMode):
                         grad_in = True
                         break
 
-        if kind == _GRAD_READ:
+        if kind == _GRAD_READ or func in _WARNS_AT_CALLER:
             result = _warn_from_user(func, args, kwargs)
         else:
             try:
@@ -1185,6 +1202,8 @@ class RecorderMode(TorchFunctionMode):
                     inner = record is not None and made == record.outer_line
                     events.squashed_losses[line] = (made, _names(func), inner)
         target = kwargs.get("target", args[1] if len(args) > 1 else None)
+        if func in _ELEMENTWISE_LOSSES:
+            self._broadcast_loss(func, kwargs.get("input", args[0] if args else None), target)
         if not isinstance(target, torch.Tensor) or not target.requires_grad:
             return
         events = self.events
@@ -1192,6 +1211,29 @@ class RecorderMode(TorchFunctionMode):
         if any(seen == line for seen, _, _ in events.grad_targets):
             return
         events.grad_targets.append((line, self._origin(target), _names(func)))
+
+    def _broadcast_loss(self, func: Any, scores: Any, target: Any) -> None:
+        """An elementwise loss whose input and target broadcast to more elements than either
+        ((N, 1) against (N,) gives (N, N)): GP135."""
+        if not isinstance(scores, torch.Tensor) or not isinstance(target, torch.Tensor):
+            return
+        if scores.shape == target.shape:
+            return
+        try:
+            shape = torch.broadcast_shapes(scores.shape, target.shape)  # type: ignore[no-untyped-call]
+        except RuntimeError:  # torch raises its own error
+            return
+        if shape.numel() <= max(scores.numel(), target.numel()):
+            return  # a scalar or a broadcast row against the full tensor
+        events = self.events
+        line = _user_line(sys._getframe(3))
+        if len(events.broadcast_losses) < 10 and line not in events.broadcast_losses:
+            events.broadcast_losses[line] = (
+                _names(func),
+                tuple(scores.shape),
+                tuple(target.shape),
+                tuple(shape),
+            )
 
     def _origin(self, tensor: torch.Tensor) -> SourceLine | None:
         """Where a tensor's graph comes from: the first node below it made inside a module
@@ -1487,6 +1529,12 @@ class _TensorMap(Generic[_V]):
         self.entries.clear()
 
 
+# warnings re-issued per user code object: (text, category, line)
+_REISSUED: weakref.WeakKeyDictionary[Any, set[tuple[str, type[Warning], int]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _warn_from_user(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Call ``func``, re-issuing its warnings at the user's line: a warning raised from C++
     is attributed to the running Python frame, which would be this recorder's, not the
@@ -1497,7 +1545,12 @@ def _warn_from_user(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     frame: FrameType | None = sys._getframe(2)
     while frame is not None and not is_user_file(frame.f_code.co_filename):
         frame = frame.f_back
+    shown = _REISSUED.setdefault(frame.f_code, set()) if frame is not None else set()
     for warning in caught:
+        key = (str(warning.message), warning.category, frame.f_lineno if frame else 0)
+        if key in shown and not _always(warning, frame):
+            continue  # catch_warnings resets the registry: keep Python's once per line
+        shown.add(key)
         if frame is None:
             warnings.warn_explicit(
                 warning.message, warning.category, warning.filename, warning.lineno
@@ -1512,6 +1565,22 @@ def _warn_from_user(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
                 registry=frame.f_globals.setdefault("__warningregistry__", {}),
             )
     return result
+
+
+def _always(warning: warnings.WarningMessage, frame: FrameType | None) -> bool:
+    """Whether the warning filters say "always" for this warning at the user's line."""
+    text = str(warning.message)
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    lineno = frame.f_lineno if frame is not None else 0
+    for action, message, category, module_re, line in warnings.filters:
+        if (
+            (message is None or message.match(text))
+            and issubclass(warning.category, category)
+            and (module_re is None or module_re.match(module))
+            and line in (0, lineno)
+        ):
+            return bool(action == "always")
+    return bool(warnings.defaultaction == "always")  # type: ignore[attr-defined]
 
 
 def _reparam_below(node: Any, reparams: dict[int, Reparam], limit: int = 64) -> Reparam | None:

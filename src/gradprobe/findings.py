@@ -637,6 +637,16 @@ _ALL = (
         "step()). To accumulate over micro-batches on purpose, zero after each step.",
     ),
     _code(
+        "GP135",
+        "loss_broadcasts_target",
+        "an elementwise loss broadcast its input against the target",
+        "mse_loss, l1_loss, smooth_l1_loss and huber_loss broadcast input and target. An "
+        "output of shape (N, 1) against a target of shape (N,) becomes (N, N): every "
+        "prediction is scored against every target, and the model learns to predict the "
+        "mean. torch only warns.",
+        "Give the input and target the same shape: output.squeeze(-1), or target.unsqueeze(-1).",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",
