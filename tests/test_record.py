@@ -1537,6 +1537,37 @@ def test_targets_with_grad_early_clipping_and_rounded_losses_are_named(
     assert by_code["GP120"] == [line_of(text, "torch.round(")]
 
 
+def test_zero_gradients_before_a_round_are_named_while_later_layers_learn(
+    tmp_path: Path,
+) -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(6, 16), nn.Linear(16, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(2):
+            hidden = torch.round(model[0](torch.randn(8, 6)))
+            loss = model[1](hidden).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """
+    findings, text, status = run(tmp_path, source)
+    assert status == 0
+    (flat,) = [f for f in findings if f.code == "GP120"]
+    assert roles(flat)["cause"] == [line_of(text, "torch.round(")]
+    assert flat.details == {"parameters": ["Linear.weight", "Linear.bias"]}  # model[0]
+    assert "The gradients of Linear.weight, Linear.bias are exactly zero" in flat.message
+    # a straight-through estimator lets the first layer learn: nothing to report
+    straight = source.replace(
+        "torch.round(model[0](torch.randn(8, 6)))",
+        "(lambda h: h + (h.round() - h).detach())(model[0](torch.randn(8, 6)))",
+    )
+    findings, _, _ = run(tmp_path, straight)
+    assert [f for f in findings if f.code == "GP120"] == []
+
+
 def test_detached_targets_and_clipping_after_backward_are_fine(tmp_path: Path) -> None:
     findings, _, status = run(
         tmp_path,

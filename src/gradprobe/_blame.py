@@ -857,32 +857,47 @@ def _early_clips(events: Events) -> list[Finding]:
 
 
 def _flat_gradients(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
-    """GP120 when every parameter gradient of a model is exactly zero and the forward went
-    through an op whose derivative is zero (round, floor, sign, ...)."""
+    """GP120 when parameter gradients are exactly zero and the forward went through an op
+    whose derivative is zero (round, floor, sign, ...): every parameter of a model, or the
+    ones before that op while the ones after it learn."""
     if not events.flat_ops or not any(b.error is None for b in events.backwards):
         return []
-    flat = False
-    for top in _top_modules(modules):
-        grads = [p.grad for p in top.parameters() if p.grad is not None]
-        if grads and not any(bool(g.count_nonzero()) for g in grads):
-            flat = True  # a model that got gradients, all of them exactly zero
-            break
+    flat: list[str] = []
+    learning = False  # some parameter got a gradient that is not all zero
+    tops = _top_modules(modules)
+    for top in tops:
+        prefix = f"{type(top).__name__}." if len(tops) > 1 else ""  # layers called directly
+        for name, param in top.named_parameters():
+            grad = param.grad
+            if grad is None or grad.device.type != "cpu":
+                continue
+            if bool(grad.count_nonzero()):
+                learning = True
+            else:
+                flat.append(prefix + name)
     if not flat:
         return []
+    every = not learning
     line, op = events.flat_ops[0]
+    if every:
+        what = "Every parameter gradient of a model is exactly zero"
+        reach = "nothing before it can learn"
+    else:
+        names = ", ".join(flat[:4]) + (f" and {len(flat) - 4} more" if len(flat) > 4 else "")
+        what = f"The gradients of {names} are exactly zero"
+        reach = "the parameters before it cannot learn"
     return [
         make_finding(
             "GP120",
             message=(
-                f"Every parameter gradient of a model is exactly zero, and the forward pass "
-                "went through "
-                f"{op} at {_where(line)}, whose derivative is zero everywhere it exists: "
-                "nothing before it can learn. Use a differentiable relaxation there (the "
-                "probabilities themselves, or a straight-through estimator "
-                "x + (x.round() - x).detach())."
+                f"{what}, and the forward pass went through {op} at {_where(line)}, whose "
+                f"derivative is zero everywhere it exists: {reach}. Use a differentiable "
+                "relaxation there (the probabilities themselves, or a straight-through "
+                "estimator x + (x.round() - x).detach())."
             ),
             node=op,
             locations=_locations((line, "cause")),
+            details={"parameters": flat[:20]},
         )
     ]
 
