@@ -476,3 +476,36 @@ def test_matching_or_scalar_targets_are_not_named(tmp_path: Path) -> None:
     ]:
         findings, _ = run(tmp_path, _REGRESSION.format(target=target, loss=loss))
         assert [f for f in findings if f.code == "GP135"] == [], loss
+
+
+_SALIENCY = """
+    import torch
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 1))
+    for step in range(2):
+        x = torch.randn(4, 6)
+        {before}
+        out = model(x)
+        {after}
+        out.sum().backward()
+        saliency = x.grad
+        print(saliency is None)
+"""
+
+
+def test_requires_grad_turned_on_after_the_forward_is_named(tmp_path: Path) -> None:
+    for late in ("x.requires_grad_()", "x.requires_grad = True"):
+        findings, text = run(tmp_path, _SALIENCY.format(before="pass", after=late))
+        (finding,) = [f for f in findings if f.code == "GP136"]
+        assert [(loc.role, loc.line) for loc in finding.locations] == [
+            ("cause", line_of(text, late)),
+            ("created", line_of(text, "out = model(x)")),
+            ("read", line_of(text, "saliency = x.grad")),
+        ]
+
+
+def test_requires_grad_turned_on_before_the_forward_is_not_named(tmp_path: Path) -> None:
+    for early in ("x.requires_grad_()", "x.requires_grad = True"):
+        findings, _ = run(tmp_path, _SALIENCY.format(before=early, after="pass"))
+        assert [f for f in findings if f.code == "GP136"] == []

@@ -659,6 +659,7 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(_flat_gradients(events, list(modules)))
     # Analyses in modules of their own, which read this module's locations.
     from gradprobe._evalfreeze import eval_dropouts, eval_freezes, eval_mode_training
+    from gradprobe._lateleaf import late_leaves
     from gradprobe._losses import broadcast_losses, squashed_losses
     from gradprobe._stalegrad import stale_steps
     from gradprobe._tying import copied_ties
@@ -669,6 +670,7 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(squashed_losses(events, modules))
     findings.extend(broadcast_losses(events))
     findings.extend(stale_steps(events))
+    findings.extend(late_leaves(events))
     findings.extend(copied_ties(events, modules))
     return findings
 

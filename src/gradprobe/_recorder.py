@@ -275,6 +275,11 @@ class Events:
     # optimizer steps that used gradients still holding an earlier step's (GP134):
     # (the backward that added onto them, the step line)
     stale_steps: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
+    # leaves whose requires_grad was turned on after the graph a backward used was built,
+    # read as .grad None (GP136): (requires_grad line, .grad line, backward line, graph line)
+    late_leaves: list[
+        tuple[SourceLine | None, SourceLine | None, SourceLine | None, SourceLine | None]
+    ] = field(default_factory=list)
     # functional dropouts left at training=True that ran in a module in eval mode:
     # line -> the module's class (GP132)
     eval_dropouts: dict[SourceLine, str] = field(default_factory=dict)
@@ -481,6 +486,7 @@ _ZERO_DERIVATIVE = frozenset(
 _INFERENCE_SAVED = "Inference tensors cannot be saved for backward"
 _PLAIN, _INPLACE, _SETITEM, _BACKWARD, _AUTOGRAD_GRAD, _GRAD_READ, _SCALAR, _PRIVATE = range(8)
 _DROPOUT = 8
+_REQUIRES = 9  # requires_grad_() and the requires_grad setter
 # functional dropouts whose `training` argument defaults to True (GP132)
 _DROPOUTS = frozenset(
     getattr(torch.nn.functional, name)
@@ -507,6 +513,10 @@ def _kind(func: Any) -> int:
     name = _names(func)
     if func == _GRAD_GET:
         kind = _GRAD_READ
+    elif name == "requires_grad_" or (
+        name == "__set__" and _names(getattr(func, "__self__", None)) == "requires_grad"
+    ):
+        kind = _REQUIRES
     elif name in ("__get__", "__set__") and _names(getattr(func, "__self__", None)).startswith("_"):
         # torch's own private attributes (``_backward_hooks``, set from C++ while it unpacks
         # a saved variable and holds the node's lock): touching the tensor here deadlocks.
@@ -682,6 +692,8 @@ class RecorderMode(TorchFunctionMode):
         self.leaves = _TensorMap[None]()
         # tensors made by a factory with requires_grad=True: torch.tensor(x, requires_grad=True)
         self.made_leaves = _TensorMap[SourceLine | None]()
+        # leaves whose requires_grad the user turned on: (order, line) (GP136)
+        self.turned_on = _TensorMap[tuple[int, SourceLine | None]]()
         # log-probabilities: True once they are of chosen actions (Distribution.log_prob of
         # a sample, or log_softmax entries picked by index), False for a full log_softmax
         self.log_probs = _TensorMap[bool]()
@@ -737,6 +749,8 @@ class RecorderMode(TorchFunctionMode):
             self._take_pending(_user_line(sys._getframe(1)))
         if kind in (_BACKWARD, _AUTOGRAD_GRAD):
             return self._backward(func, kind, args, kwargs)
+        if kind == _REQUIRES:
+            return self._requires_grad(func, args, kwargs)
         if kind == _DROPOUT and kwargs.get("training", True) and kwargs.get("p", 0.5) != 0:
             self._eval_dropout(func, caller)
         targets: list[torch.Tensor] = []
@@ -817,6 +831,8 @@ class RecorderMode(TorchFunctionMode):
             if result is None and args and isinstance(args[0], torch.Tensor):
                 tensor = args[0]
                 node = _grad_fn(tensor)
+                if node is None and self.turned_on:
+                    self._late_leaf(tensor, caller)
                 if node is not None and not tensor.retains_grad:
                     line = _user_line(sys._getframe(1)) if line is False else line
                     events.grad_reads.append(
@@ -1211,6 +1227,45 @@ class RecorderMode(TorchFunctionMode):
         if any(seen == line for seen, _, _ in events.grad_targets):
             return
         events.grad_targets.append((line, self._origin(target), _names(func)))
+
+    def _requires_grad(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``x.requires_grad_()`` / ``x.requires_grad = True``: note where a leaf started to
+        require grad, for a ``.grad`` read that finds None (GP136)."""
+        tensor = args[0] if args else None
+        was = isinstance(tensor, torch.Tensor) and tensor.requires_grad
+        result = func(*args, **kwargs)
+        if (
+            isinstance(tensor, torch.Tensor)
+            and not was
+            and tensor.requires_grad
+            and _grad_fn(tensor) is None
+        ):
+            self.turned_on.set(tensor, (next(self.order), _user_line(sys._getframe(2))))
+        return result
+
+    def _late_leaf(self, tensor: torch.Tensor, caller: FrameType) -> None:
+        """``.grad`` of a leaf is None: if its requires_grad was turned on after the graph of
+        the backward since was built, that graph cannot contain it (GP136)."""
+        turned = self.turned_on.get(tensor)
+        events = self.events
+        if turned is None or len(events.late_leaves) >= 5:
+            return
+        order, line = turned
+        backward = next(
+            (b for b in reversed(events.backwards) if b.order > order and b.error is None), None
+        )
+        if backward is None or any(late[0] == line for late in events.late_leaves):
+            return
+        before = max((b.order for b in events.backwards if b.order < order), default=-1)
+        first = None  # the first node of that backward's forward, made before requires_grad
+        for record in reversed(events.nodes.values()):
+            if record.order <= before:
+                break
+            if record.order < order:
+                first = record
+        if first is not None:
+            read = _user_line(caller)
+            events.late_leaves.append((line, read, backward.line, first.line))
 
     def _broadcast_loss(self, func: Any, scores: Any, target: Any) -> None:
         """An elementwise loss whose input and target broadcast to more elements than either

@@ -647,6 +647,16 @@ _ALL = (
         "Give the input and target the same shape: output.squeeze(-1), or target.unsqueeze(-1).",
     ),
     _code(
+        "GP136",
+        "requires_grad_set_after_use",
+        "requires_grad was turned on after the forward pass used the tensor",
+        "Autograd records the graph while the ops run. A tensor whose requires_grad is turned "
+        "on after the forward already used it is not in that graph: backward never reaches "
+        "it and its .grad stays None.",
+        "Turn requires_grad on before the forward: x.requires_grad_() before the first use, "
+        "or create the tensor with requires_grad=True.",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",
