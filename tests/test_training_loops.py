@@ -509,3 +509,41 @@ def test_requires_grad_turned_on_before_the_forward_is_not_named(tmp_path: Path)
     for early in ("x.requires_grad_()", "x.requires_grad = True"):
         findings, _ = run(tmp_path, _SALIENCY.format(before=early, after="pass"))
         assert [f for f in findings if f.code == "GP136"] == []
+
+
+_FREEZE = """
+    import torch
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 1))
+    opt = torch.optim.{optimizer}
+    for step in range(5):
+        if step == 2:
+            model[0].requires_grad_(False)
+        loss = model(torch.randn(8, 6)).pow(2).mean()
+        opt.zero_grad({zero})
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_a_frozen_layer_that_momentum_still_moves_is_named(tmp_path: Path) -> None:
+    for optimizer in ("SGD(model.parameters(), lr=0.1, momentum=0.9)", "AdamW(model.parameters())"):
+        source = _FREEZE.format(optimizer=optimizer, zero="set_to_none=False")
+        findings, text = run(tmp_path, source)
+        (finding,) = [f for f in findings if f.code == "GP111"]
+        assert [(loc.role, loc.line) for loc in finding.locations] == [
+            ("cause", line_of(text, "requires_grad_(False)")),
+            ("read", line_of(text, "opt.step()")),
+        ]
+        assert finding.details == {"parameters": ["0.weight", "0.bias"]}
+
+
+def test_a_frozen_layer_that_stays_put_is_not_named(tmp_path: Path) -> None:
+    for optimizer, zero in [
+        ("SGD(model.parameters(), lr=0.1)", "set_to_none=False"),  # lr * 0: no change
+        ("SGD(model.parameters(), lr=0.1, momentum=0.9)", ""),  # .grad None: skipped
+        ("AdamW(model.parameters())", "set_to_none=True"),
+    ]:
+        findings, _ = run(tmp_path, _FREEZE.format(optimizer=optimizer, zero=zero))
+        assert [f for f in findings if f.code == "GP111"] == [], optimizer

@@ -659,6 +659,7 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(_flat_gradients(events, list(modules)))
     # Analyses in modules of their own, which read this module's locations.
     from gradprobe._evalfreeze import eval_dropouts, eval_freezes, eval_mode_training
+    from gradprobe._frozenstep import stepped_freezes
     from gradprobe._lateleaf import late_leaves
     from gradprobe._losses import broadcast_losses, squashed_losses
     from gradprobe._stalegrad import stale_steps
@@ -671,6 +672,7 @@ def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[F
     findings.extend(broadcast_losses(events))
     findings.extend(stale_steps(events))
     findings.extend(late_leaves(events))
+    findings.extend(stepped_freezes(events, modules))
     findings.extend(copied_ties(events, modules))
     return findings
 

@@ -275,6 +275,11 @@ class Events:
     # optimizer steps that used gradients still holding an earlier step's (GP134):
     # (the backward that added onto them, the step line)
     stale_steps: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
+    # frozen parameters (requires_grad turned off) an optimizer step still changed, through
+    # a zero .grad kept by zero_grad(set_to_none=False) (GP111): id -> (freeze line, step)
+    frozen_steps: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(
+        default_factory=dict
+    )
     # leaves whose requires_grad was turned on after the graph a backward used was built,
     # read as .grad None (GP136): (requires_grad line, .grad line, backward line, graph line)
     late_leaves: list[
@@ -487,6 +492,7 @@ _INFERENCE_SAVED = "Inference tensors cannot be saved for backward"
 _PLAIN, _INPLACE, _SETITEM, _BACKWARD, _AUTOGRAD_GRAD, _GRAD_READ, _SCALAR, _PRIVATE = range(8)
 _DROPOUT = 8
 _REQUIRES = 9  # requires_grad_() and the requires_grad setter
+_MAX_FROZEN = 64  # frozen parameters followed through one optimizer step
 # functional dropouts whose `training` argument defaults to True (GP132)
 _DROPOUTS = frozenset(
     getattr(torch.nn.functional, name)
@@ -694,6 +700,10 @@ class RecorderMode(TorchFunctionMode):
         self.made_leaves = _TensorMap[SourceLine | None]()
         # leaves whose requires_grad the user turned on: (order, line) (GP136)
         self.turned_on = _TensorMap[tuple[int, SourceLine | None]]()
+        # and turned off, and those an optimizer step is about to see (GP111)
+        self.turned_off = _TensorMap[tuple[SourceLine | None]]()
+        self.frozen_in_step: list[tuple[torch.Tensor, int, float, SourceLine | None]] = []
+        self.step_line: SourceLine | None = None
         # log-probabilities: True once they are of chosen actions (Distribution.log_prob of
         # a sample, or log_softmax entries picked by index), False for a full log_softmax
         self.log_probs = _TensorMap[bool]()
@@ -1234,13 +1244,12 @@ class RecorderMode(TorchFunctionMode):
         tensor = args[0] if args else None
         was = isinstance(tensor, torch.Tensor) and tensor.requires_grad
         result = func(*args, **kwargs)
-        if (
-            isinstance(tensor, torch.Tensor)
-            and not was
-            and tensor.requires_grad
-            and _grad_fn(tensor) is None
-        ):
+        if not isinstance(tensor, torch.Tensor) or _grad_fn(tensor) is not None:
+            return result
+        if not was and tensor.requires_grad:
             self.turned_on.set(tensor, (next(self.order), _user_line(sys._getframe(2))))
+        elif was and not tensor.requires_grad:  # frozen: does an optimizer still move it?
+            self.turned_off.set(tensor, (_user_line(sys._getframe(2)),))
         return result
 
     def _late_leaf(self, tensor: torch.Tensor, caller: FrameType) -> None:
@@ -1942,14 +1951,33 @@ def patches(mode: RecorderMode) -> Iterator[None]:
                 if mode.evals:
                     _stepped_evals(mode, {id(p) for p in params if p.grad is not None})
             if mode.in_optimizer == 1:
+                mode.step_line = _user_line(sys._getframe(1))
                 with contextlib.suppress(Exception):
-                    mode.stale.before_step(optimizer, _user_line(sys._getframe(1)))
+                    mode.stale.before_step(optimizer, mode.step_line)
+                if mode.turned_off:
+                    with contextlib.suppress(Exception), torch._C.DisableTorchFunction():
+                        mode.frozen_in_step = [
+                            (p, p._version, float(p.sum()), off[0])
+                            for group in optimizer.param_groups
+                            for p in group["params"]
+                            if not p.requires_grad
+                            and p.grad is not None
+                            and p.device.type == "cpu"  # .sum() is read on the host
+                            and (off := mode.turned_off.get(p)) is not None
+                        ][:_MAX_FROZEN]
 
         def post(optimizer: Any, *_: Any) -> None:
             if mode.in_optimizer == 1:
                 with contextlib.suppress(Exception):
                     params = [p for group in optimizer.param_groups for p in group["params"]]
                     mode.stale.after_step(optimizer, params)
+                frozen, mode.frozen_in_step = mode.frozen_in_step, []
+                with torch._C.DisableTorchFunction():
+                    for param, version, total, off in frozen:
+                        # plain SGD adds lr * 0: the version moves, the values do not
+                        moved = param._version != version and float(param.sum()) != total
+                        if moved and id(param) not in events.frozen_steps:
+                            events.frozen_steps[id(param)] = (off, mode.step_line)
             mode.in_optimizer = max(0, mode.in_optimizer - 1)
             events.steps += 1
             events.grads_pending = False
