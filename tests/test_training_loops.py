@@ -547,3 +547,63 @@ def test_a_frozen_layer_that_stays_put_is_not_named(tmp_path: Path) -> None:
     ]:
         findings, _ = run(tmp_path, _FREEZE.format(optimizer=optimizer, zero=zero))
         assert [f for f in findings if f.code == "GP111"] == [], optimizer
+
+
+def test_zeroing_a_grad_before_the_first_backward_is_explained(tmp_path: Path) -> None:
+    source = """
+        import torch
+
+        w = torch.randn(6, 1, requires_grad=True)
+        x, y = torch.randn(32, 6), torch.randn(32, 1)
+        for step in range(3):
+            {zero}
+            loss = ((x @ w - y) ** 2).mean()
+            loss.backward()
+            with torch.no_grad():
+                w -= 0.1 * w.grad
+    """
+    findings, text = run(tmp_path, source.format(zero="w.grad.zero_()"))
+    (finding,) = [f for f in findings if f.code == "GP137"]
+    assert [(loc.role, loc.line) for loc in finding.locations] == [
+        ("cause", line_of(text, "w.grad.zero_()")),
+        ("created", line_of(text, "w = torch.randn")),
+    ]
+    assert finding.details == {"backward_calls_before": 0}
+    guarded = "if w.grad is not None: w.grad.zero_()"
+    findings, _ = run(tmp_path, source.format(zero=guarded))
+    assert [f for f in findings if f.code == "GP137"] == []
+
+
+def test_a_grad_cut_off_by_detach_names_the_detach(tmp_path: Path) -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(6, 1)
+        x = torch.randn(4, 6, requires_grad=True)
+        features = x.detach() * 2
+        model(features).sum().backward()
+        print(x.grad.abs().mean())
+        other = None
+        other.shape
+    """
+    findings, text = run(tmp_path, source)
+    (finding,) = [f for f in findings if f.code == "GP137"]
+    assert [(loc.role, loc.line) for loc in finding.locations] == [
+        ("cause", line_of(text, "x.detach()")),
+        ("read", line_of(text, "print(x.grad")),
+        ("created", line_of(text, "x = torch.randn")),
+    ]
+    # a NoneType failure on another line is not blamed on .grad
+    unrelated = source.replace("print(x.grad.abs().mean())", "print(x.grad is None)")
+    findings, _ = run(tmp_path, unrelated)
+    assert [f for f in findings if f.code == "GP137"] == []
+
+
+def test_a_late_requires_grad_is_explained_once(tmp_path: Path) -> None:
+    source = _SALIENCY.format(before="pass", after="x.requires_grad_()").replace(
+        "print(saliency is None)", "print(saliency.abs().sum())"
+    )
+    findings, _ = run(tmp_path, source)
+    codes = [f.code for f in findings]
+    assert "GP136" in codes and "GP137" not in codes

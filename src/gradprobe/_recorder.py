@@ -280,6 +280,11 @@ class Events:
     frozen_steps: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(
         default_factory=dict
     )
+    # .grad reads on leaves that require grad which returned None: line -> (backward calls
+    # before the read, what the tensor is, where it was made, its last cut) (GP137)
+    none_grad_reads: dict[SourceLine, tuple[int, str, SourceLine | None, int | None]] = field(
+        default_factory=dict
+    )
     # leaves whose requires_grad was turned on after the graph a backward used was built,
     # read as .grad None (GP136): (requires_grad line, .grad line, backward line, graph line)
     late_leaves: list[
@@ -702,6 +707,7 @@ class RecorderMode(TorchFunctionMode):
         self.turned_on = _TensorMap[tuple[int, SourceLine | None]]()
         # and turned off, and those an optimizer step is about to see (GP111)
         self.turned_off = _TensorMap[tuple[SourceLine | None]]()
+        self.cut_leaves = _TensorMap[int]()  # leaves outside modules -> their last cut
         self.frozen_in_step: list[tuple[torch.Tensor, int, float, SourceLine | None]] = []
         self.step_line: SourceLine | None = None
         # log-probabilities: True once they are of chosen actions (Distribution.log_prob of
@@ -841,8 +847,8 @@ class RecorderMode(TorchFunctionMode):
             if result is None and args and isinstance(args[0], torch.Tensor):
                 tensor = args[0]
                 node = _grad_fn(tensor)
-                if node is None and self.turned_on:
-                    self._late_leaf(tensor, caller)
+                if node is None and tensor.requires_grad:
+                    self._none_grad(tensor, caller)
                 if node is not None and not tensor.retains_grad:
                     line = _user_line(sys._getframe(1)) if line is False else line
                     events.grad_reads.append(
@@ -924,7 +930,9 @@ class RecorderMode(TorchFunctionMode):
                         made_by = _grad_fn(tensor)
                         if made_by is not None:
                             events.cut_inputs[(made_by.name(), made_by._sequence_nr())] = cut
-                        elif tensor.requires_grad and self.outer_module:
+                        elif tensor.requires_grad and not self.outer_module:
+                            self.cut_leaves.set(tensor, cut)  # x.detach() on an input (GP137)
+                        elif tensor.requires_grad:
                             # only inside a module's forward: DDP's init broadcasts
                             # p.detach(), an optimizer reads p.data
                             leaf_cuts = events.leaf_cuts.setdefault(id(tensor), [])
@@ -1251,6 +1259,19 @@ class RecorderMode(TorchFunctionMode):
         elif was and not tensor.requires_grad:  # frozen: does an optimizer still move it?
             self.turned_off.set(tensor, (_user_line(sys._getframe(2)),))
         return result
+
+    def _none_grad(self, tensor: torch.Tensor, caller: FrameType) -> None:
+        """``.grad`` of a leaf that requires grad is None: note the read, for a script that
+        then fails on the None (GP137), and check a late requires_grad (GP136)."""
+        events = self.events
+        if len(events.none_grad_reads) < 20:
+            line = _user_line(caller)
+            if line is not None and line not in events.none_grad_reads:
+                made = self.made_leaves.get(tensor)
+                cut = self.cut_leaves.get(tensor)
+                events.none_grad_reads[line] = (len(events.backwards), _describe(tensor), made, cut)
+        if self.turned_on:
+            self._late_leaf(tensor, caller)
 
     def _late_leaf(self, tensor: torch.Tensor, caller: FrameType) -> None:
         """``.grad`` of a leaf is None: if its requires_grad was turned on after the graph of

@@ -657,6 +657,17 @@ _ALL = (
         "or create the tensor with requires_grad=True.",
     ),
     _code(
+        "GP137",
+        "none_grad_used",
+        "the script failed on a .grad that was None",
+        ".grad is None until a backward() reaches the tensor: before the first backward, "
+        "and for tensors the loss's graph does not contain. Code that uses it as a tensor "
+        "(p.grad.zero_(), x.grad.abs()) then fails with a NoneType error.",
+        "Check `if p.grad is not None` before using it, zero gradients with "
+        "optimizer.zero_grad() or `p.grad = None`, and make sure the loss is computed from "
+        "the tensor with gradients enabled.",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, final
 import torch
 
 from gradprobe import _blame
+from gradprobe._gradnone import none_grad_used
 from gradprobe._probe import Probe, probe_factories
 from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
 from gradprobe.errors import GradprobeError
@@ -219,6 +220,10 @@ class Recording:
                 findings.append(_internal(problem))
         if error is not None and isinstance(error, Exception):
             findings[:0] = _blame.scalar_backward(self.events, error)
+            try:
+                findings[:0] = none_grad_used(self.events, error, findings)
+            except Exception as problem:  # noqa: BLE001
+                findings.append(_internal(problem))
             explained = explain_error(error)
             same = _EXPLAINS_SAME.get(explained.code, {explained.code}) if explained else set()
             if explained is not None and not any(f.code in same for f in findings):
