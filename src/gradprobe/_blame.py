@@ -358,7 +358,10 @@ def after_error(
     hook = _HOOK_CHANGED.search(text)
     if hook is not None:
         return _hook_changed(events, hook[1], hook[2])
-    return []
+    from gradprobe._recorder import _return_line
+    from gradprobe.hooks._arity import wrong_arity
+
+    return wrong_arity(error, _return_line, location)
 
 
 _HOOK_CHANGED = re.compile(r"hook '([^']*)' has changed the (\w+) of value")

@@ -783,6 +783,18 @@ _ALL = (
     ),
     # GP4xx: saliency
     _code(
+        "GP308",
+        "backward_hook_wrong_arity",
+        "a full backward hook returned the wrong number of gradients",
+        "A full backward hook must return None or a tuple as long as the grad_input it was "
+        "given: one entry per positional input of forward, never the parameters' "
+        "gradients (that was the legacy register_backward_hook's layout). A pre-hook "
+        "returns one entry per output.",
+        "Return a tuple with one entry per grad_input entry (None where there is no "
+        "gradient), or None to leave the gradients unchanged; read parameter gradients "
+        "from .grad or a tensor hook.",
+    ),
+    _code(
         "GP401",
         "relu_invisible_to_saliency",
         "guided backprop cannot reach the ReLUs in part of the graph",
