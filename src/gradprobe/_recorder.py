@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import itertools
 import math
 import os
@@ -280,6 +281,9 @@ class Events:
     frozen_steps: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(
         default_factory=dict
     )
+    # tensor hooks that wrote in place to the gradient they were given: hook name ->
+    # (the line, whether the write failed) (GP309)
+    hook_writes: dict[str, tuple[SourceLine | None, bool]] = field(default_factory=dict)
     # .grad reads on leaves that require grad which returned None: line -> (backward calls
     # before the read, what the tensor is, where it was made, its last cut) (GP137)
     none_grad_reads: dict[SourceLine, tuple[int, str, SourceLine | None, int | None]] = field(
@@ -708,6 +712,7 @@ class RecorderMode(TorchFunctionMode):
         # and turned off, and those an optimizer step is about to see (GP111)
         self.turned_off = _TensorMap[tuple[SourceLine | None]]()
         self.cut_leaves = _TensorMap[int]()  # leaves outside modules -> their last cut
+
         self.frozen_in_step: list[tuple[torch.Tensor, int, float, SourceLine | None]] = []
         self.step_line: SourceLine | None = None
         # log-probabilities: True once they are of chosen actions (Distribution.log_prob of
@@ -2057,11 +2062,11 @@ def patches(mode: RecorderMode) -> Iterator[None]:
         register_slot = torch.Tensor.__dict__["register_hook"]
 
         def register_hook(self: torch.Tensor, hook: Any) -> Any:
-            handle = register_slot(self, hook)
-            if len(events.tensor_hooks) < _MAX_EVENTS:
-                name = getattr(hook, "__name__", None) or type(hook).__name__
-                events.tensor_hooks[name] = (_user_line(sys._getframe(1)), _return_line(hook))
-            return handle
+            if len(events.tensor_hooks) >= _MAX_EVENTS or hasattr(hook, _WATCHED):
+                return register_slot(self, hook)  # an outer recording already wrapped it
+            name = getattr(hook, "__name__", None) or type(hook).__name__
+            events.tensor_hooks[name] = (_user_line(sys._getframe(1)), _return_line(hook))
+            return register_slot(self, _writes_watched(hook, name, events))
 
         torch.Tensor.register_hook = register_hook  # type: ignore[method-assign]
 
@@ -2287,6 +2292,82 @@ def _unknown_or_nonzero(grad: torch.Tensor) -> bool:
 
 def _all_ones(grad: torch.Tensor) -> bool:
     return grad.device.type == "cpu" and _checkable(grad) and bool((grad == 1).all())
+
+
+def _writes_watched(hook: Any, name: str, events: Events) -> Any:
+    """``hook`` wrapped to notice it writing to the gradient it is given (GP309): the
+    gradient's version moves, or the write fails on an expanded gradient."""
+    from gradprobe.hooks._names import WRAPPED_ATTR
+
+    def watched(grad: Any) -> Any:
+        version = _version(grad) if isinstance(grad, torch.Tensor) else None
+        try:
+            result = hook(grad)
+        except RuntimeError as error:
+            if _OVERLAP in str(error):
+                _note_hook_write(events, name, hook, error.__traceback__)
+            raise
+        if version is not None and _version(grad) != version:
+            _note_hook_write(events, name, hook, None)
+        return result
+
+    with contextlib.suppress(AttributeError, TypeError):
+        functools.update_wrapper(watched, hook)
+    setattr(watched, WRAPPED_ATTR, hook)
+    setattr(watched, _WATCHED, True)
+    return watched
+
+
+_WATCHED = "__gradprobe_watched__"
+
+
+_OVERLAP = "more than one element of the written-to tensor refers to a single memory"
+
+
+def _note_hook_write(events: Events, name: str, hook: Any, tb: Any) -> None:
+    if name in events.hook_writes or len(events.hook_writes) >= 10:
+        return
+    line: SourceLine | None = None
+    failed = tb is not None
+    code = getattr(hook, "__code__", None)
+    while tb is not None:  # the failing line inside the hook
+        if tb.tb_frame.f_code is code:
+            line = (code.co_filename, tb.tb_lineno, code.co_name)
+        tb = tb.tb_next
+    events.hook_writes[name] = (line or _inplace_line(hook), failed)
+
+
+def _inplace_line(function: Any) -> SourceLine | None:
+    """The first line of ``function`` that writes to its first argument in place
+    (``grad.mul_(k)``, ``grad *= k``, ``grad[i] = v``); else its return line."""
+    code = getattr(function, "__code__", None)
+    if not isinstance(code, CodeType) or code.co_argcount < 1:
+        return _return_line(function)
+    import ast
+    import inspect
+
+    argument = code.co_varnames[0]
+    try:
+        lines, start = inspect.getsourcelines(code)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return _return_line(function)
+    hits: list[int] = []
+    for node in ast.walk(tree):
+        target: ast.AST | None = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            attr = node.func.attr
+            if attr.endswith("_") and not attr.endswith("__"):
+                target = node.func.value
+        elif isinstance(node, ast.AugAssign):
+            target = node.target
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+            target = node.targets[0].value
+        if isinstance(target, ast.Name) and target.id == argument:
+            hits.append(getattr(node, "lineno", 1))
+    if not hits:
+        return _return_line(function)
+    return (code.co_filename, start + min(hits) - 1, code.co_name)
 
 
 def _return_line(function: Any) -> SourceLine | None:

@@ -795,6 +795,16 @@ _ALL = (
         "from .grad or a tensor hook.",
     ),
     _code(
+        "GP309",
+        "hook_modified_gradient_in_place",
+        "a tensor hook changed its gradient in place",
+        "A tensor hook must not modify the gradient it is given. That tensor may be "
+        "shared: the gradient of a sum() is one value expanded over the shape (the write "
+        "fails), and an addition passes the same gradient to both inputs.",
+        "Return the new gradient from the hook (return grad * 0.5) instead of writing to it "
+        "(grad.mul_(0.5)).",
+    ),
+    _code(
         "GP401",
         "relu_invisible_to_saliency",
         "guided backprop cannot reach the ReLUs in part of the graph",

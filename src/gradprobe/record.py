@@ -39,6 +39,7 @@ from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patc
 from gradprobe.errors import GradprobeError
 from gradprobe.explain import explain_error
 from gradprobe.findings import Finding
+from gradprobe.hooks._inplace import hook_writes
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -228,6 +229,9 @@ class Recording:
             same = _EXPLAINS_SAME.get(explained.code, {explained.code}) if explained else set()
             if explained is not None and not any(f.code in same for f in findings):
                 findings.insert(0, _with_cause(explained))
+        if self.events.hook_writes:
+            events = self.events
+            findings[:0] = hook_writes(events.hook_writes, events.tensor_hooks, _blame.location)
         return _dedupe(findings)
 
     def _optimizer_coverage(self) -> list[Finding]:
