@@ -607,3 +607,30 @@ def test_a_late_requires_grad_is_explained_once(tmp_path: Path) -> None:
     findings, _ = run(tmp_path, source)
     codes = [f.code for f in findings]
     assert "GP136" in codes and "GP137" not in codes
+
+
+def test_a_hand_written_update_that_never_zeroes_is_named(tmp_path: Path) -> None:
+    source = """
+        import torch
+
+        w = torch.randn(6, 1, requires_grad=True)
+        b = torch.zeros(1, requires_grad=True)
+        x, y = torch.randn(32, 6), torch.randn(32, 1)
+        for step in range(4):
+            loss = ((x @ w + b - y) ** 2).mean()
+            loss.backward()
+            with torch.no_grad():
+                w -= 0.1 * w.grad
+                b -= 0.1 * b.grad
+            {reset}
+    """
+    findings, text = run(tmp_path, source.format(reset="pass"))
+    (finding,) = [f for f in findings if f.code == "GP134"]
+    assert [(loc.role, loc.line) for loc in finding.locations] == [
+        ("cause", line_of(text, "loss.backward()")),
+        ("read", line_of(text, "w -= 0.1")),
+    ]
+    assert finding.details == {"steps": 3}
+    for reset in ("w.grad.zero_(); b.grad.zero_()", "w.grad = None; b.grad = None"):
+        findings, _ = run(tmp_path, source.format(reset=reset))
+        assert [f for f in findings if f.code == "GP134"] == [], reset

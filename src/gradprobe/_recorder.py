@@ -1016,6 +1016,14 @@ class RecorderMode(TorchFunctionMode):
                 module_line=self._inplace_module_line() if events.module_lines else None,
             )
         )
+        if (
+            not self.in_optimizer
+            and target.requires_grad
+            and not torch.is_grad_enabled()
+            and _grad_fn(target) is None
+        ):  # `p -= lr * p.grad` under no_grad: a hand-written optimizer step (GP134)
+            with contextlib.suppress(Exception):
+                self.stale.manual_step(target, line if line is not False else None)  # type: ignore[arg-type]
 
     def _inplace_module_line(self) -> SourceLine | None:
         """Where the module writing now was built, if it writes because of ``inplace=True``."""

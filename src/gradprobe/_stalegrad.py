@@ -36,6 +36,7 @@ __all__ = ["StaleGrads", "stale_steps"]
 
 _SAMPLES = 2  # parameters followed per optimizer
 _OPTIMIZERS = 8
+_MANUAL = 0  # key of hand-written updates (ids of live optimizers are never 0)
 
 
 @dataclass
@@ -53,7 +54,7 @@ class StaleGrads:
 
     def __init__(self, events: Events) -> None:
         self.events = events
-        self.samples: dict[int, list[_Sample]] = {}
+        self.samples: dict[int, list[_Sample]] = {}  # id(optimizer) or _MANUAL -> samples
 
     def before_step(self, optimizer: object, line: SourceLine | None) -> None:
         with torch._C.DisableTorchFunction():
@@ -64,6 +65,25 @@ class StaleGrads:
                     if len(steps) < 20:
                         steps.append((backward, line))
                     break
+
+    def manual_step(self, param: torch.Tensor, line: SourceLine | None) -> None:
+        """A hand-written update of ``param`` (``p -= lr * p.grad`` under no_grad): a step
+        for that parameter alone, followed like an optimizer's."""
+        with torch._C.DisableTorchFunction():
+            samples = self.samples.setdefault(_MANUAL, [])
+            sample = next((s for s in samples if s.param() is param), None)
+            if sample is None:
+                if len(samples) >= _SAMPLES or _cpu_grad(param) is None:
+                    return
+                sample = _Sample(weakref.ref(param))
+                samples.append(sample)
+            elif sample is samples[0] and sample.stale is not False and self._untouched(sample):
+                backward = sample.stale if sample.stale is not True else None
+                if len(self.events.stale_steps) < 20:
+                    self.events.stale_steps.append((backward, line))
+            self._remember(sample)
+            sample.used = sample.grad is not None
+            sample.stale = False
 
     def after_step(self, optimizer: object, params: Sequence[torch.Tensor]) -> None:
         key = id(optimizer)
