@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import torch
 
-from gradprobe._blame import _top_modules, location
+from gradprobe._blame import _top_modules, _where, location
 from gradprobe._recorder import Events, SourceLine
 from gradprobe.findings import Finding, LocationRole, make_finding
 
@@ -138,7 +138,7 @@ def eval_mode_training(events: Events, modules: Sequence[torch.nn.Module]) -> li
         eval_line, train_line = events.eval_mode_steps[id(top)]
         kind = type(top).__name__
         message = (
-            f"The {kind} was switched to eval mode at {_line(eval_line)} after it had "
+            f"The {kind} was switched to eval mode at {_where(eval_line)} after it had "
             "trained, and the optimizer kept updating it without model.train() in between: "
             f"from then on its {', '.join(changed[:4])} layers run as at inference (Dropout "
             "off; BatchNorm using, and no longer updating, its running statistics) while it "
@@ -146,7 +146,7 @@ def eval_mode_training(events: Events, modules: Sequence[torch.nn.Module]) -> li
         )
         if train_line is not None:
             message += (
-                f" model.train() at {_line(train_line)} did not run again after that "
+                f" model.train() at {_where(train_line)} did not run again after that "
                 "eval(): call it at the start of every epoch (move it into the loop)."
             )
             pairs: list[tuple[SourceLine | None, LocationRole]] = [
@@ -169,10 +169,6 @@ def eval_mode_training(events: Events, modules: Sequence[torch.nn.Module]) -> li
     return found
 
 
-def _line(line: SourceLine | None) -> str:
-    return f"line {line[1]}" if line else "an unknown line"
-
-
 def eval_dropouts(events: Events) -> list[Finding]:
     """GP132 for functional dropouts left at ``training=True`` that ran in eval mode."""
     found: list[Finding] = []
@@ -182,7 +178,7 @@ def eval_dropouts(events: Events) -> list[Finding]:
             make_finding(
                 "GP132",
                 message=(
-                    f"The dropout call at {_line(line)}, in {kind}.forward, ran while the "
+                    f"The dropout call at {_where(line)}, in {kind}.forward, ran while the "
                     f"{kind} was in eval mode and still dropped units: functional dropout "
                     "takes training=True unless told otherwise, so model.eval() does not "
                     "turn it off and evaluation is random. Pass training=self.training, or "

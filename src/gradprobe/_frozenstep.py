@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import torch
 
-from gradprobe._blame import _top_modules, location
+from gradprobe._blame import _top_modules, _where, location
 from gradprobe._recorder import Events, SourceLine
 from gradprobe.findings import Finding, LocationRole, make_finding
 
@@ -39,8 +39,8 @@ def stepped_freezes(events: Events, modules: Sequence[torch.nn.Module]) -> list[
                 "GP111",
                 message=(
                     f"{listed} {'was' if len(params) == 1 else 'were'} frozen at "
-                    f"{_line(frozen)} (requires_grad=False), but the optimizer step at "
-                    f"{_line(step)} still changed {'it' if len(params) == 1 else 'them'}: "
+                    f"{_where(frozen)} (requires_grad=False), but the optimizer step at "
+                    f"{_where(step)} still changed {'it' if len(params) == 1 else 'them'}: "
                     "the .grad left in place (zero_grad(set_to_none=False) keeps a zero "
                     "tensor) is not None, so momentum, Adam's moments or weight decay still "
                     "apply. Set the frozen parameters' .grad to None when freezing, or take "
@@ -51,7 +51,3 @@ def stepped_freezes(events: Events, modules: Sequence[torch.nn.Module]) -> list[
             )
         )
     return found
-
-
-def _line(line: SourceLine | None) -> str:
-    return f"line {line[1]}" if line else "an unknown line"

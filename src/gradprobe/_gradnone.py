@@ -9,11 +9,11 @@ the script then fails on None at that line, this says why the gradient was not t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import TracebackType
+from pathlib import Path
 
 from gradprobe._blame import location
 from gradprobe._recorder import Events, SourceLine
-from gradprobe._source import is_user_file
+from gradprobe._source import traceback_location
 from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = ["none_grad_used"]
@@ -27,11 +27,15 @@ def none_grad_used(
 ) -> list[Finding]:
     if not isinstance(error, (AttributeError, TypeError)) or "NoneType" not in str(error):
         return []
-    line = _failing_line(error.__traceback__)
-    if line is None:
+    failed = traceback_location(error.__traceback__)
+    if failed is None:
         return []
     hit = next(
-        ((read, seen) for read, seen in events.none_grad_reads.items() if read[:2] == line[:2]),
+        (
+            (read, seen)
+            for read, seen in events.none_grad_reads.items()
+            if read[1] == failed.line and _resolved(read[0]) == failed.file
+        ),
         None,
     )
     if hit is None:
@@ -81,11 +85,5 @@ def none_grad_used(
     ]
 
 
-def _failing_line(tb: TracebackType | None) -> SourceLine | None:
-    last: SourceLine | None = None
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if is_user_file(code.co_filename):
-            last = (code.co_filename, tb.tb_lineno, code.co_name)
-        tb = tb.tb_next
-    return last
+def _resolved(filename: str) -> str:
+    return filename if filename.startswith("<") else str(Path(filename).resolve())

@@ -9,7 +9,7 @@ since then was already being built before that line.
 
 from __future__ import annotations
 
-from gradprobe._blame import location
+from gradprobe._blame import _where, location
 from gradprobe._recorder import Events, SourceLine
 from gradprobe.findings import Finding, LocationRole, make_finding
 
@@ -28,11 +28,11 @@ def late_leaves(events: Events) -> list[Finding]:
             make_finding(
                 "GP136",
                 message=(
-                    f"requires_grad was turned on at {_line(turned)}, after the forward pass "
-                    f"that starts at {_line(built)} had already used the tensor: autograd "
+                    f"requires_grad was turned on at {_where(turned)}, after the forward pass "
+                    f"that starts at {_where(built)} had already used the tensor: autograd "
                     "records the graph as ops run, so the graph that backward() at "
-                    f"{_line(backward)} went through does not contain it, and its .grad read "
-                    f"at {_line(read)} is None. Set requires_grad before the forward: "
+                    f"{_where(backward)} went through does not contain it, and its .grad read "
+                    f"at {_where(read)} is None. Set requires_grad before the forward: "
                     "x.requires_grad_() before using x, or create it with "
                     "requires_grad=True."
                 ),
@@ -40,7 +40,3 @@ def late_leaves(events: Events) -> list[Finding]:
             )
         )
     return found
-
-
-def _line(line: SourceLine | None) -> str:
-    return f"line {line[1]}" if line else "an unknown line"

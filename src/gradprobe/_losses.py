@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import torch
 
-from gradprobe._blame import _top_modules, location
+from gradprobe._blame import _top_modules, _where, location
 from gradprobe._recorder import Events, SourceLine
 from gradprobe.findings import Finding, LocationRole, make_finding
 
@@ -75,8 +75,8 @@ def squashed_losses(events: Events, modules: Sequence[torch.nn.Module]) -> list[
             make_finding(
                 "GP133",
                 message=(
-                    f"{loss} at {_line(loss_line)} is given the output of a {squash} (made at "
-                    f"{_line(cause)}), but it expects {wants}: the values go through the "
+                    f"{loss} at {_where(loss_line)} is given the output of a {squash} (made at "
+                    f"{_where(cause)}), but it expects {wants}: the values go through the "
                     f"{squash} twice, which flattens the gradients, so training is slow and "
                     f"stalls. {fix}"
                 ),
@@ -96,7 +96,7 @@ def broadcast_losses(events: Events) -> list[Finding]:
             make_finding(
                 "GP135",
                 message=(
-                    f"{loss} at {_line(line)} compares an input of shape {_shape(given)} with "
+                    f"{loss} at {_where(line)} compares an input of shape {_shape(given)} with "
                     f"a target of shape {_shape(target)}; they broadcast to {_shape(shape)}, so "
                     "every prediction is scored against every target and the model learns to "
                     f"predict their mean. {hint}"
@@ -118,7 +118,3 @@ def _shape_fix(given: tuple[int, ...], target: tuple[int, ...]) -> str:
     if target[-1:] == (1,) and target[:-1] == given:
         return "Squeeze the target (target.squeeze(-1)) or unsqueeze the output."
     return "Make the input and target the same shape."
-
-
-def _line(line: SourceLine | None) -> str:
-    return f"line {line[1]}" if line else "an unknown line"

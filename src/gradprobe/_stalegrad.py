@@ -59,11 +59,7 @@ class StaleGrads:
     def before_step(self, optimizer: object, line: SourceLine | None) -> None:
         with torch._C.DisableTorchFunction():
             for sample in self.samples.get(id(optimizer), ()):
-                if sample.stale is not False and self._untouched(sample):
-                    backward = sample.stale if sample.stale is not True else None
-                    steps = self.events.stale_steps
-                    if len(steps) < 20:
-                        steps.append((backward, line))
+                if self._stepped_stale(sample, line):
                     break
 
     def manual_step(self, param: torch.Tensor, line: SourceLine | None) -> None:
@@ -77,10 +73,8 @@ class StaleGrads:
                     return
                 sample = _Sample(weakref.ref(param))
                 samples.append(sample)
-            elif sample is samples[0] and sample.stale is not False and self._untouched(sample):
-                backward = sample.stale if sample.stale is not True else None
-                if len(self.events.stale_steps) < 20:
-                    self.events.stale_steps.append((backward, line))
+            elif sample is samples[0]:  # one step per update of all the parameters
+                self._stepped_stale(sample, line)
             self._remember(sample)
             sample.used = sample.grad is not None
             sample.stale = False
@@ -121,6 +115,15 @@ class StaleGrads:
                     sample.pending = False
                     self._remember(sample)
 
+    def _stepped_stale(self, sample: _Sample, line: SourceLine | None) -> bool:
+        """Note a step at ``line`` that uses ``sample``'s stale gradient; whether it did."""
+        if sample.stale is False or not self._untouched(sample):
+            return False
+        backward = sample.stale if sample.stale is not True else None
+        if len(self.events.stale_steps) < 20:
+            self.events.stale_steps.append((backward, line))
+        return True
+
     @staticmethod
     def _untouched(sample: _Sample) -> bool:
         param = sample.param()
@@ -155,7 +158,7 @@ def _nonzero(sample: _Sample) -> bool:
 
 def stale_steps(events: Events) -> list[Finding]:
     """GP134 once two steps used gradients that still held an earlier step's."""
-    from gradprobe._blame import location
+    from gradprobe._blame import _where, location
 
     if len(events.stale_steps) < 2:
         return []
@@ -168,7 +171,7 @@ def stale_steps(events: Events) -> list[Finding]:
             "GP134",
             message=(
                 f"The gradients were not reset between optimizer steps: the backward at "
-                f"{_line(backward)} added into gradients that the step at {_line(step)} had "
+                f"{_where(backward)} added into gradients that the step at {_where(step)} had "
                 f"already used, and {more} steps updated with gradients that still held "
                 "earlier steps' (the sum of every gradient since the last reset). Call "
                 "optimizer.zero_grad() before each backward (or right after step())."
@@ -177,7 +180,3 @@ def stale_steps(events: Events) -> list[Finding]:
             details={"steps": count},
         )
     ]
-
-
-def _line(line: SourceLine | None) -> str:
-    return f"line {line[1]}" if line else "an unknown line"
