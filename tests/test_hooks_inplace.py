@@ -61,3 +61,21 @@ def test_a_hook_that_returns_a_new_gradient_is_not_named(tmp_path: Path) -> None
     for body in ("return grad * 0.5", "return grad.clamp(-1, 1)", "print(grad.norm())"):
         findings, _ = run(tmp_path, body, "h.sum()")
         assert findings == [], body
+
+
+def test_the_users_hook_is_back_in_place_after_the_recording() -> None:
+    import torch
+
+    import gradprobe
+
+    def halve(grad: torch.Tensor) -> torch.Tensor:
+        return grad * 0.5
+
+    x = torch.ones(3, requires_grad=True)
+    with gradprobe.record():
+        y = x * 2
+        y.register_hook(halve)
+        assert list(y._backward_hooks.values()) != [halve]  # watched while recording
+    assert list(y._backward_hooks.values()) == [halve]
+    y.sum().backward()
+    assert x.grad is not None and x.grad.tolist() == [1.0, 1.0, 1.0]

@@ -2074,12 +2074,24 @@ def patches(mode: RecorderMode) -> Iterator[None]:
                 return register_slot(self, hook)  # an outer recording already wrapped it
             name = getattr(hook, "__name__", None) or type(hook).__name__
             events.tensor_hooks[name] = (_user_line(sys._getframe(1)), _return_line(hook))
-            return register_slot(self, _writes_watched(hook, name, events))
+            handle = register_slot(self, _writes_watched(hook, name, events))
+            with contextlib.suppress(AttributeError):
+                wrapped.append((handle.hooks_dict_ref, handle.id, hook))
+            return handle
 
         torch.Tensor.register_hook = register_hook  # type: ignore[method-assign]
+        # (the tensor's hook dict, the handle's key, the user's hook) for every wrapped hook
+        wrapped: list[tuple[Any, int, Any]] = []
 
         def restore_register_hook() -> None:
+            from gradprobe.hooks._names import WRAPPED_ATTR
+
             torch.Tensor.register_hook = register_slot  # type: ignore[method-assign]
+            for dict_ref, key, hook in wrapped:  # hooks still registered get the user's back
+                hooks = dict_ref()
+                if hooks is not None and getattr(hooks.get(key), WRAPPED_ATTR, None) is hook:
+                    hooks[key] = hook
+            wrapped.clear()
 
         undo.append(restore_register_hook)
         # AMP: a GradScaler skips steps whose gradients overflowed, on purpose.
