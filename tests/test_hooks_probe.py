@@ -17,7 +17,8 @@ import torch.nn.modules.module as torch_module
 from torch import nn
 from torch.utils.hooks import BackwardHook
 
-from gradprobe._probe import probe_factories
+from gradprobe.checks import registered
+from gradprobe.checks.hooks import HookRegistrations
 from gradprobe.findings import Finding
 from gradprobe.hooks import HookProbe
 
@@ -48,8 +49,9 @@ def roles(finding: Finding) -> list[tuple[str, int]]:
     return [(loc.role, loc.line) for loc in finding.locations]
 
 
-def test_registered_as_a_recorder_probe() -> None:
-    assert HookProbe in probe_factories()
+def test_registered_as_a_recorder_check() -> None:
+    assert HookRegistrations in registered()
+    assert isinstance(HookRegistrations().probe, HookProbe)
 
 
 def test_legacy_hooks_on_linear_and_conv_report_the_received_layout(tmp_path: Path) -> None:

@@ -1,21 +1,17 @@
 """Blame: turn what the recorder saw into findings that name the line to change.
 
-Analyses run at two moments. When ``backward()`` (or ``autograd.grad``) is called while
-recording, :func:`before_backward` looks for saved tensors that were overwritten since they
-were saved (only when a recorded write touched saved memory), and :func:`after_error`
-explains a backward that raised while the graph is still at hand. When the recording
-ends, :func:`final_findings` reports what needs the whole run: ``.grad`` reads on
-non-leaves, constant loss terms, NaN/Inf, attribute typos and parameters that got no
-gradient.
+The analyses the checks in :mod:`gradprobe.checks` call: before ``backward()`` runs
+(:func:`before_backward`: saved tensors overwritten since they were saved), when it raised
+(while the graph is still at hand), and at the end of the run (``.grad`` reads on
+non-leaves, constant loss terms, NaN/Inf, attribute typos, parameters that got no
+gradient). They move into the check modules family by family.
 """
 
 from __future__ import annotations
 
-import linecache
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -34,17 +30,16 @@ from gradprobe._recorder import (
     _names_at,
     _storage,
 )
-from gradprobe.check import FREED_ERROR, check, parse_version_error
+from gradprobe._source import line_location
+from gradprobe.check import check
 from gradprobe.findings import Finding, Location, LocationRole, make_finding
 from gradprobe.graph import Graph
 from gradprobe.trace import trace
 
 __all__ = [
-    "after_error",
     "before_backward",
     "copy_freezes",
     "empty_loads",
-    "final_findings",
     "live_graphs",
     "location",
     "optimizer_coverage",
@@ -52,20 +47,9 @@ __all__ = [
 
 _NONSCALAR = "grad can be implicitly created only for scalar outputs"
 _NO_GRAD_FN = "does not require grad and does not have a grad_fn"
-_resolved: dict[str, str] = {}
 
 
-def location(line: SourceLine | None, role: LocationRole) -> Location | None:
-    """A :class:`Location` for a recorded source line."""
-    if line is None:
-        return None
-    filename, number, function = line
-    path = _resolved.get(filename)
-    if path is None:
-        path = filename if filename.startswith("<") else str(Path(filename).resolve())
-        _resolved[filename] = path
-    text = linecache.getline(filename, number).strip() or None
-    return Location(file=path, line=number, role=role, function=function, text=text)
+location = line_location  # a Location for a recorded source line
 
 
 def _locations(*pairs: tuple[SourceLine | None, LocationRole]) -> list[Location]:
@@ -336,32 +320,6 @@ def before_backward(events: Events, roots: Sequence[torch.Tensor]) -> list[Findi
 
 
 # -- errors raised by backward ------------------------------------------------------------------
-
-
-def after_error(
-    events: Events,
-    event: Backward,
-    roots: Sequence[torch.Tensor],
-    error: BaseException,
-    taint: Callable[[torch.Tensor], frozenset[int]],
-) -> list[Finding]:
-    """Explain a failed backward while its roots are still alive."""
-    text = str(error)
-    if parse_version_error(text) is not None:
-        return stale_findings(events, roots)
-    if FREED_ERROR in text:
-        return _freed(events, event, roots)
-    if _NONSCALAR in text:
-        return _nonscalar(events, event, roots)
-    if _NO_GRAD_FN in text:
-        return _no_grad_fn(events, roots, taint)
-    hook = _HOOK_CHANGED.search(text)
-    if hook is not None:
-        return _hook_changed(events, hook[1], hook[2])
-    from gradprobe._recorder import _return_line
-    from gradprobe.hooks._arity import wrong_arity
-
-    return wrong_arity(error, _return_line, location)
 
 
 _HOOK_CHANGED = re.compile(r"hook '([^']*)' has changed the (\w+) of value")
@@ -635,49 +593,6 @@ def _earlier_backward(events: Events, event: Backward) -> Backward | None:
 
 
 # -- at the end of the recording ---------------------------------------------------------------
-
-
-def final_findings(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]:
-    """Findings that need the whole run (see the module docstring)."""
-    findings: list[Finding] = []
-    modules = list(modules)
-    findings.extend(_nan_findings(events, modules))
-    findings.extend(_grad_reads(events))
-    findings.extend(_mixes(events))
-    findings.extend(_typos(events))
-    findings.extend(_unused(events, modules))
-    findings.extend(_kept_alive(events))
-    findings.extend(_zeroed(events))
-    findings.extend(_inference_uses(events))
-    findings.extend(_leaf_backwards(events))
-    findings.extend(empty_loads(events))
-    findings.extend(copy_freezes(events, list(modules)))
-    findings.extend(_none_grads(events))
-    findings.extend(_blind_backwards(events))
-    findings.extend(_ctx_writes(events))
-    findings.extend(_grad_targets(events))
-    findings.extend(_weighted_log_probs(events))
-    findings.extend(_early_clips(events))
-    findings.extend(_scaled_clips(events))
-    findings.extend(_flat_gradients(events, list(modules)))
-    # Analyses in modules of their own, which read this module's locations.
-    from gradprobe._evalfreeze import eval_dropouts, eval_freezes, eval_mode_training
-    from gradprobe._frozenstep import stepped_freezes
-    from gradprobe._lateleaf import late_leaves
-    from gradprobe._losses import broadcast_losses, squashed_losses
-    from gradprobe._stalegrad import stale_steps
-    from gradprobe._tying import copied_ties
-
-    findings.extend(eval_freezes(events, modules))
-    findings.extend(eval_mode_training(events, modules))
-    findings.extend(eval_dropouts(events))
-    findings.extend(squashed_losses(events, modules))
-    findings.extend(broadcast_losses(events))
-    findings.extend(stale_steps(events))
-    findings.extend(late_leaves(events))
-    findings.extend(stepped_freezes(events, modules))
-    findings.extend(copied_ties(events, modules))
-    return findings
 
 
 def _none_grads(events: Events) -> list[Finding]:

@@ -741,6 +741,10 @@ class RecorderMode(TorchFunctionMode):
         self.ctx_watched: set[NodeKey] = set()  # custom Function nodes whose ctx is watched
         self.backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None
         self.backward_hook = None
+        # torch functions some check wants to see called, and who hands the calls over
+        self.watched_ops: Any = {}
+        self.op_hook: Callable[[Any, tuple[Any, ...], dict[str, Any], Any, Any], Any] | None
+        self.op_hook = None
         # modules the user called eval() (or train(False)) on: id -> (weak ref, line,
         # optimizer steps taken before the call)
         self.evals: dict[int, tuple[weakref.ref[Any], SourceLine | None, int]] = {}
@@ -821,6 +825,8 @@ class RecorderMode(TorchFunctionMode):
                     self._inference_use(args, kwargs)
                 raise
 
+        if self.watched_ops:  # checks that asked for this function's calls
+            self._op_checks(func, args, kwargs, result, caller)
         line: Any = False  # a SourceLine (or None) once computed
         events = self.events
         if targets:
@@ -985,6 +991,22 @@ class RecorderMode(TorchFunctionMode):
         __torch_function__ = torch._dynamo.disable(__torch_function__)  # type: ignore[no-untyped-call]
 
     # -- pieces ------------------------------------------------------------------------------
+
+    def _op_checks(
+        self,
+        func: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        result: Any,
+        caller: FrameType,
+    ) -> None:
+        try:
+            wanted = func in self.watched_ops
+        except TypeError:  # an unhashable callable: no check can have asked for it
+            return
+        hook = self.op_hook
+        if wanted and hook is not None:
+            hook(func, args, kwargs, result, _user_line(caller))
 
     def _write(
         self,

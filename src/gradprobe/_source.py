@@ -25,6 +25,7 @@ from gradprobe.findings import Location, LocationRole
 __all__ = [
     "is_gradprobe_file",
     "is_user_file",
+    "line_location",
     "location_of",
     "traceback_location",
     "user_frame",
@@ -84,6 +85,22 @@ def user_frame(depth: int = 1) -> FrameType | None:
     while frame is not None and not is_user_file(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
+
+
+_resolved: dict[str, str] = {}  # co_filename -> the path shown
+
+
+def line_location(line: tuple[str, int, str] | None, role: LocationRole) -> Location | None:
+    """A :class:`Location` for a recorded ``(co_filename, line, function)``, or None."""
+    if line is None:
+        return None
+    filename, number, function = line
+    path = _resolved.get(filename)
+    if path is None:
+        path = filename if filename.startswith("<") else str(Path(filename).resolve())
+        _resolved[filename] = path
+    text = linecache.getline(filename, number).strip() or None
+    return Location(file=path, line=number, role=role, function=function, text=text)
 
 
 def location_of(frame: FrameType, role: LocationRole, line: int | None = None) -> Location:

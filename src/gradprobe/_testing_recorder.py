@@ -57,19 +57,8 @@ def active_findings() -> list[Finding]:
     recording = active()
     if recording is None:
         return []
-    snapshot = getattr(recording, "snapshot", None)
     with quiet():
-        if callable(snapshot):
-            return list(snapshot())
-        found: list[Finding] = list(recording.events.analyses)
-        try:
-            from gradprobe import _blame
-
-            modules = list(getattr(recording, "_modules", ()))
-            found.extend(_blame.final_findings(recording.events, modules))
-        except Exception:  # noqa: BLE001 - a partial recording must not break an assertion
-            return found
-    return found
+        return list(recording.snapshot())
 
 
 def unused_modules(model: torch.nn.Module) -> set[str] | None:

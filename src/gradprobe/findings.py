@@ -47,6 +47,7 @@ __all__ = [
     "Location",
     "LocationRole",
     "make_finding",
+    "register_code",
 ]
 
 LocationRole = Literal["cause", "created", "saved", "error", "read", "registered"]
@@ -60,7 +61,8 @@ _DOCS = "docs/findings"
 
 @dataclass(frozen=True)
 class Code:
-    """One registered finding code and its fixed texts."""
+    """One registered finding code and its fixed texts; ``doc_anchor`` names its page
+    (``gp101`` for ``docs/findings/gp101.md``), or is a full URL for a plug-in's code."""
 
     code: str
     kind: str
@@ -185,6 +187,8 @@ class Finding:
     def doc(self) -> str:
         """Where this code is documented: ``docs/findings/gp101.md``."""
         entry = CODES.get(self.code)
+        if entry is not None and "://" in entry.doc_anchor:  # a plug-in's own page
+            return entry.doc_anchor
         return f"{_DOCS}/{entry.doc_anchor if entry else self.code.lower()}.md"
 
     @property
@@ -818,5 +822,32 @@ _ALL = (
     ),
 )
 
-CODES: Mapping[str, Code] = MappingProxyType({entry.code: entry for entry in _ALL})
-"""Every registered finding code, by code (``"GP101"``), in numeric order."""
+_REGISTRY: dict[str, Code] = {entry.code: entry for entry in _ALL}
+CODES: Mapping[str, Code] = MappingProxyType(_REGISTRY)
+"""Every registered finding code, by code (``"GP101"``): gradprobe's in numeric order, then
+those plug-in checks brought (:func:`register_code`)."""
+
+
+def register_code(code: Code) -> None:
+    """Add a plug-in check's code to :data:`CODES` (``gradprobe.checks.register`` calls this
+    for a check's ``new_codes``). The ``GP`` prefix is gradprobe's own; registering the
+    same code again with the same texts has no effect.
+
+    Raises:
+        GradprobeValueError: the code is taken by different texts, or starts with ``GP``.
+    """
+    known = _REGISTRY.get(code.code)
+    if known == code:
+        return
+    if known is not None or code.code.startswith("GP"):
+        msg = (
+            f"register_code({code.code!r}): "
+            + (
+                "that code is already registered with other texts"
+                if known
+                else "the GP prefix is reserved for gradprobe's own codes"
+            )
+            + "; give the plug-in's codes a prefix of their own, such as 'ACME101'."
+        )
+        raise GradprobeValueError(msg)
+    _REGISTRY[code.code] = code

@@ -27,19 +27,18 @@ import warnings
 import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, final
 
 import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from gradprobe import _blame
-from gradprobe._gradnone import none_grad_used
-from gradprobe._probe import Probe, probe_factories
 from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
+from gradprobe.checks import BackwardCall, CheckRunner, OpCall, Run, StepCall
 from gradprobe.errors import GradprobeError
-from gradprobe.explain import explain_error
 from gradprobe.findings import Finding
-from gradprobe.hooks._inplace import hook_writes
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -67,7 +66,8 @@ class Recording:
         self._mode: RecorderMode | None = None
         self._stack: ExitStack | None = None
         self._modules: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
-        self._probes: list[Probe] = []
+        self._checks: CheckRunner | None = None
+        self._thread = 0  # the thread that entered the block
         self._closed = False
         self._prechecked: tuple[int, int, int] = (-1, 0, 0)
 
@@ -82,6 +82,7 @@ class Recording:
             msg = "this Recording has ended; start a new one with gradprobe.record()."
             raise RecordingError(msg)
         stack = ExitStack()
+        self._thread = threading.get_ident()
         try:
             mode = RecorderMode(self.events, check_nan=self.check_nan)
             mode.backward_hook = self._on_backward
@@ -120,11 +121,15 @@ class Recording:
             stack.callback(handle.remove)
             # torch.compile(module) warns about global hooks; these two only take notes.
             stack.enter_context(_quiet(_GLOBAL_HOOKS_WARNING))
-            for factory in probe_factories():
-                probe = factory()
-                probe.start()
-                stack.callback(probe.stop)
-                self._probes.append(probe)
+            checks = self._checks = CheckRunner()
+            stack.callback(checks.stop)
+            checks.start(self._run())
+            if checks.ops:
+                mode.watched_ops = checks.ops
+                mode.op_hook = self._on_op
+            if checks.wants_steps:
+                handle = register_optimizer_step_post_hook(_not_compiled(self._on_step))
+                stack.callback(handle.remove)
             stack.enter_context(mode)
         except BaseException:
             stack.close()
@@ -165,83 +170,87 @@ class Recording:
 
     # -- analyses ---------------------------------------------------------------------------
 
+    def _run(self, error: BaseException | None = None, *, final: bool = True) -> Run:
+        """What the checks look at now."""
+        mode = self._mode
+        inside: dict[int, Any] = {}
+        optimizers: list[Any] = []
+        taint = Run.taint
+        if mode is not None:
+            inside = {id(m): ref() for m, ref in mode.called_inside.items() if ref is not None}
+            optimizers = list(mode.optimizers)
+            mode_taint = mode.taint
+
+            def taint(tensor: Any) -> frozenset[int]:
+                return mode_taint.get(tensor) or frozenset()
+
+        return Run(
+            events=self.events,
+            modules=list(self._modules),
+            optimizers=optimizers,
+            inside=inside,
+            error=error,
+            taint=taint,
+            final=final,
+        )
+
     def _on_backward(
         self, event: Backward, roots: list[torch.Tensor], args: Any, kwargs: Any
     ) -> None:
-        mode = self._mode
-        if mode is None:
+        checks = self._checks
+        if self._mode is None or checks is None:
             return
-        try:
-            if event.error is None:
-                found = _blame.before_backward(self.events, roots)
-                self._prechecked = (event.order, len(self.events.analyses), len(found))
-            elif self._prechecked[0] == event.order and self._prechecked[2]:
-                # Already explained before backward ran: add where it raised.
-                start, count = self._prechecked[1], self._prechecked[2]
-                location = _blame.location(event.line, "error")
-                if location is not None:
-                    from dataclasses import replace
-
-                    analyses = self.events.analyses
-                    for index in range(start, start + count):
-                        finding = analyses[index]
-                        analyses[index] = replace(finding, locations=(*finding.locations, location))
-                return
-            else:
-                found = _blame.after_error(
-                    self.events,
-                    event,
-                    roots,
-                    event.error,
-                    lambda tensor: mode.taint.get(tensor) or frozenset(),
-                )
-                location = _blame.location(event.line, "error")
-                if location is not None:
-                    from dataclasses import replace
-
-                    found = [
-                        replace(f, locations=(*f.locations, replace(location, role="error")))
-                        for f in found
-                    ]
-        except Exception as problem:  # noqa: BLE001  (never break the user's program)
-            found = [_internal(problem)]
+        call = BackwardCall(self._run(final=False), event, roots)
+        if event.error is None:
+            found = checks.backward(call)
+            self._prechecked = (event.order, len(self.events.analyses), len(found))
+        elif self._prechecked[0] == event.order and self._prechecked[2]:
+            # Already explained before backward ran: add where it raised.
+            start, count = self._prechecked[1], self._prechecked[2]
+            location = _blame.location(event.line, "error")
+            if location is not None:
+                analyses = self.events.analyses
+                for index in range(start, start + count):
+                    finding = analyses[index]
+                    analyses[index] = replace(finding, locations=(*finding.locations, location))
+            return
+        else:
+            found = checks.backward_error(call)
+            location = _blame.location(event.line, "error")
+            if location is not None:
+                found = [replace(f, locations=(*f.locations, location)) for f in found]
         self.events.analyses.extend(found)
 
-    def _conclude(self, error: BaseException | None) -> list[Finding]:
-        findings = list(self.events.analyses)
-        try:
-            findings.extend(_blame.final_findings(self.events, list(self._modules)))
-            findings.extend(self._optimizer_coverage())
-        except Exception as problem:  # noqa: BLE001
-            findings.append(_internal(problem))
-        for probe in self._probes:
-            try:
-                findings.extend(probe.findings(error))
-            except Exception as problem:  # noqa: BLE001
-                findings.append(_internal(problem))
-        if error is not None and isinstance(error, Exception):
-            findings[:0] = _blame.scalar_backward(self.events, error)
-            try:
-                findings[:0] = none_grad_used(self.events, error, findings)
-            except Exception as problem:  # noqa: BLE001
-                findings.append(_internal(problem))
-            explained = explain_error(error)
-            same = _EXPLAINS_SAME.get(explained.code, {explained.code}) if explained else set()
-            if explained is not None and not any(f.code in same for f in findings):
-                findings.insert(0, _with_cause(explained))
-        if self.events.hook_writes:
-            events = self.events
-            findings[:0] = hook_writes(events.hook_writes, events.tensor_hooks, _blame.location)
-        return _dedupe(findings)
+    def _on_op(
+        self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any, line: Any
+    ) -> None:
+        checks = self._checks
+        if checks is not None and self._mode is not None:
+            call = OpCall(self._run(final=False), func, args, kwargs, result, line)
+            self.events.analyses.extend(checks.op(call))
 
-    def _optimizer_coverage(self) -> list[Finding]:
-        mode = self._mode
-        if mode is None:
-            return []
-        inside = {id(m): ref() for m, ref in mode.called_inside.items() if ref is not None}
-        return _blame.optimizer_coverage(
-            self.events, list(self._modules), list(mode.optimizers), inside
+    def _on_step(self, optimizer: Any, _args: Any, _kwargs: Any) -> None:
+        checks = self._checks
+        if checks is None or self._mode is None or threading.get_ident() != self._thread:
+            return  # another thread's optimizer: not this recording's to look at
+        made = self.events.optimizer_lines.get(id(optimizer))
+        step = StepCall(
+            self._run(final=False),
+            optimizer,
+            _user_line(sys._getframe(1)),
+            made[1] if made is not None else None,
         )
+        self.events.analyses.extend(checks.step(step))
+
+    def _conclude(self, error: BaseException | None) -> list[Finding]:
+        checks = self._checks
+        if checks is None:
+            return list(self.events.analyses)
+        run = self._run(error)
+        findings = [*self.events.analyses, *checks.conclude(run)]
+        if error is not None:
+            findings[:0] = checks.error(run, findings)
+        return _dedupe(findings)
 
     # -- while recording ---------------------------------------------------------------------
 
@@ -256,19 +265,15 @@ class Recording:
         if self._closed:
             return list(self.findings)
         found = list(self.events.analyses)
-        try:
-            found.extend(_blame.final_findings(self.events, list(self._modules)))
-        except Exception as problem:  # noqa: BLE001  (a partial run must not break the caller)
-            found.append(_internal(problem))
+        if self._checks is not None:
+            found.extend(self._checks.conclude(self._run(final=False)))
         return _dedupe(found)
 
     def inspect_globals(self, namespace: Mapping[str, Any]) -> None:
         """Look at what a finished script still holds (``gradprobe diagnose`` passes its
         globals): lists of outputs whose graphs were never freed (GP112)."""
-        try:
-            self.events.analyses.extend(_blame.live_graphs(self.events, namespace))
-        except Exception as problem:  # noqa: BLE001  (the script's own results come first)
-            self.events.analyses.append(_internal(problem))
+        if self._checks is not None:
+            self.events.analyses.extend(self._checks.namespace(self._run(), namespace))
 
     # -- output -----------------------------------------------------------------------------
 
@@ -291,32 +296,6 @@ class Recording:
         from gradprobe.render.findings import findings_view
 
         yield findings_view(tuple(self.findings), ok_text="gradprobe: nothing to report")
-
-
-# errors raised by the very line to change: an in-place write on a leaf or on a view
-# autograd cannot rebase, requires_grad on an integer tensor or on a non-leaf
-_RAISED_AT_CAUSE = frozenset(("GP102", "GP124", "GP125", "GP126"))
-
-
-def _with_cause(finding: Finding) -> Finding:
-    """An error recognised from its text alone: where it was raised is what to change
-    (an in-place write on a leaf is refused at the line that does it)."""
-    from dataclasses import replace
-
-    if finding.code not in _RAISED_AT_CAUSE:
-        return finding
-    return replace(
-        finding,
-        locations=tuple(
-            replace(loc, role="cause") if loc.role == "error" else loc for loc in finding.locations
-        ),
-    )
-
-
-# An error explained from its text alone adds nothing when the recording already explained
-# it with lines: a version-counter error is GP101, GP109 (an optimizer step) or GP112 (a
-# graph carried across iterations); a hooked module's output written in place is GP305.
-_EXPLAINS_SAME = {"GP101": {"GP101", "GP109", "GP112"}, "GP124": {"GP124", "GP305"}}
 
 
 _GLOBAL_HOOKS_WARNING = r"Using `torch\.compile\(module\)` when there are global hooks"
@@ -358,18 +337,6 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
             carried |= causes
         out.append(finding)
     return out
-
-
-def _internal(problem: Exception) -> Finding:
-    from gradprobe.findings import make_finding
-
-    return make_finding(
-        "GP199",
-        message=(
-            f"gradprobe's own analysis failed ({type(problem).__name__}: {problem}); the "
-            "other findings are unaffected. Please report this with the script."
-        ),
-    )
 
 
 def record(*, check_nan: bool = True, node_hook: bool = True) -> Recording:

@@ -42,7 +42,6 @@ import torch.nn.modules.module as torch_module
 from torch.utils.hooks import BackwardHook
 
 from gradprobe._nosync import hook_body
-from gradprobe._probe import register_probe
 from gradprobe._source import is_user_file, traceback_location, user_frame
 from gradprobe.findings import Finding, Location, LocationRole, make_finding
 from gradprobe.hooks._copes import copes_with_none
@@ -90,7 +89,6 @@ _FULL_KINDS = frozenset(("backward", "backward_pre", "global_backward", "global_
 _MAX_TRACKED = 20_000  # wrapped tensors remembered for GP305 (weakly)
 
 
-@register_probe
 class HookProbe:
     """Records hook registrations while a script runs; reports GP301-GP306 findings.
 

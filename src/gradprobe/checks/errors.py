@@ -1,0 +1,56 @@
+"""What torch's error meant, when no other check explained it with lines: the error's text
+alone names the mistake (an in-place write on a leaf, requires_grad on an integer tensor).
+Runs after every other check."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from gradprobe.checks._api import Check, Run, register
+from gradprobe.explain import explain_error
+from gradprobe.findings import Finding
+
+__all__ = ["ErrorText"]
+
+# errors raised by the very line to change: an in-place write on a leaf or on a view
+# autograd cannot rebase, requires_grad on an integer tensor or on a non-leaf
+_RAISED_AT_CAUSE = frozenset(("GP102", "GP124", "GP125", "GP126"))
+
+# An error explained from its text alone adds nothing when the recording already explained
+# it with lines: a version-counter error is GP101, GP109 (an optimizer step) or GP112 (a
+# graph carried across iterations); a hooked module's output written in place is GP305.
+_EXPLAINS_SAME = {"GP101": {"GP101", "GP109", "GP112"}, "GP124": {"GP124", "GP305"}}
+
+
+@register
+class ErrorText(Check):
+    """The escaped error, explained from its text (GP101-GP126 as :func:`explain_error`
+    knows them) when nothing else explained it."""
+
+    name = "gradprobe.errors.error_text"
+    codes = ("GP101", "GP102", "GP103", "GP104", "GP105", "GP124", "GP125", "GP126")
+
+    def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
+        if not isinstance(run.error, Exception):
+            return ()
+        explained = explain_error(run.error)
+        if explained is None:
+            return ()
+        same = _EXPLAINS_SAME.get(explained.code, {explained.code})
+        if any(finding.code in same for finding in found):
+            return ()
+        return (_with_cause(explained),)
+
+
+def _with_cause(finding: Finding) -> Finding:
+    """An error recognised from its text alone: where it was raised is what to change
+    (an in-place write on a leaf is refused at the line that does it)."""
+    if finding.code not in _RAISED_AT_CAUSE:
+        return finding
+    return replace(
+        finding,
+        locations=tuple(
+            replace(loc, role="cause") if loc.role == "error" else loc for loc in finding.locations
+        ),
+    )
