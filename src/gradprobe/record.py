@@ -35,6 +35,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from gradprobe import _blame
+from gradprobe._lifetimes import watch_lifetimes
 from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
 from gradprobe.checks import BackwardCall, CheckRunner, OpCall, Run, StepCall
 from gradprobe.errors import GradprobeError
@@ -68,6 +69,9 @@ class Recording:
         self._modules: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
         self._checks: CheckRunner | None = None
         self._thread = 0  # the thread that entered the block
+        # findings of checks that concluded when a module or optimizer they read was freed
+        self._early: list[Finding] = []
+        self._lock = threading.RLock()
         self._closed = False
         self._prechecked: tuple[int, int, int] = (-1, 0, 0)
 
@@ -127,6 +131,7 @@ class Recording:
             if checks.ops:
                 mode.watched_ops = checks.ops
                 mode.op_hook = self._on_op
+            stack.enter_context(watch_lifetimes(self._on_dying))
             if checks.wants_steps:
                 handle = register_optimizer_step_post_hook(_not_compiled(self._on_step))
                 stack.callback(handle.remove)
@@ -242,12 +247,32 @@ class Recording:
         )
         self.events.analyses.extend(checks.step(step))
 
+    def _on_dying(self, obj: Any) -> None:
+        """A module or optimizer is about to be freed (a model local to ``main()``): the
+        checks that read them conclude now, while it is whole."""
+        checks, mode = self._checks, self._mode
+        if checks is None or mode is None or self._closed:
+            return
+        if isinstance(obj, torch.nn.Module):
+            if obj not in self._modules or obj in mode.called_inside:
+                return  # not called while recording, or a part of a bigger model
+        elif obj not in mode.optimizers:
+            return
+        with self._lock:
+            run = self._run(final=False)
+            if isinstance(obj, torch.nn.Module) and obj not in run.modules:
+                run.modules = [*run.modules, obj]  # its weak references may be cleared
+            run.dying = obj
+            self._early.extend(checks.conclude(run))
+
     def _conclude(self, error: BaseException | None) -> list[Finding]:
         checks = self._checks
         if checks is None:
             return list(self.events.analyses)
         run = self._run(error)
-        findings = [*self.events.analyses, *checks.conclude(run)]
+        with self._lock:
+            findings = [*self.events.analyses, *checks.conclude(run), *self._early]
+            self._early = []
         if error is not None:
             findings[:0] = checks.error(run, findings)
         return _dedupe(findings)
@@ -267,7 +292,7 @@ class Recording:
         found = list(self.events.analyses)
         if self._checks is not None:
             found.extend(self._checks.conclude(self._run(final=False)))
-        return _dedupe(found)
+        return _dedupe([*found, *self._early])
 
     def inspect_globals(self, namespace: Mapping[str, Any]) -> None:
         """Look at what a finished script still holds (``gradprobe diagnose`` passes its

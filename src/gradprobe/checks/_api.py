@@ -93,6 +93,8 @@ class Run:
     error: BaseException | None = None
     taint: Callable[[Any], frozenset[int]] = lambda _tensor: frozenset()
     final: bool = True  # False for a snapshot taken while the recording still runs
+    # set when concluding because this module or optimizer is about to be freed
+    dying: Any = None
 
 
 @dataclass
@@ -154,6 +156,10 @@ class Check:
     """Codes a third-party check brings; registered with the check."""
     ops: ClassVar[frozenset[Callable[..., Any]]] = frozenset()
     """The torch functions whose calls ``on_op`` receives."""
+    reads_modules: ClassVar[bool] = False
+    """Whether :meth:`conclude` reads ``run.modules`` or ``run.optimizers``. Such a check
+    also concludes just before one of them is freed (a model local to ``main()``), so it
+    sees them whole; its findings from then are kept."""
     name: ClassVar[str] = ""
     """How GP199 and ``gradprobe.checks.registered()`` name the check; defaults to
     ``module:ClassName``."""

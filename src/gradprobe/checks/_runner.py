@@ -123,7 +123,14 @@ class CheckRunner:
 
     def conclude(self, run: Run) -> list[Finding]:
         """Every check's end-of-run findings, in registration order, then GP199 for each
-        check that failed at any point of the run."""
+        check that failed at any point of the run. With ``run.dying`` set, only the checks
+        that read modules or optimizers conclude (they will not see that object again)."""
+        if run.dying is not None:
+            found: list[Finding] = []
+            for check in self._table["conclude"]:
+                if type(check).reads_modules:
+                    found.extend(self._call(check, "conclude", run))
+            return found
         found = self._each("conclude", run)
         if run.final:
             found.extend(self.failed)

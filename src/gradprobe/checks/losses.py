@@ -42,6 +42,7 @@ class ProbabilitiesToLogitLoss(Check):
 
     name = "gradprobe.losses.probabilities_to_logit_loss"
     codes = ("GP133",)
+    reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return squashed_losses(run.events, list(run.modules))

@@ -68,6 +68,7 @@ class UnusedParameters(Check):
 
     name = "gradprobe.missing_gradients.unused_parameters"
     codes = ("GP107",)
+    reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return _blame._unused(run.events, run.modules)
@@ -90,6 +91,7 @@ class FlatGradients(Check):
 
     name = "gradprobe.missing_gradients.flat_gradients"
     codes = ("GP120",)
+    reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return _blame._flat_gradients(run.events, list(run.modules))

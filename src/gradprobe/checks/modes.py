@@ -18,6 +18,7 @@ class EvalFreeze(Check):
 
     name = "gradprobe.modes.eval_freeze"
     codes = ("GP111",)
+    reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return eval_freezes(run.events, list(run.modules))
@@ -29,6 +30,7 @@ class EvalModeTraining(Check):
 
     name = "gradprobe.modes.eval_mode_training"
     codes = ("GP131",)
+    reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return eval_mode_training(run.events, list(run.modules))

@@ -18,6 +18,7 @@ class NonFiniteOrigin(Check):
 
     name = "gradprobe.numerics.non_finite_origin"
     codes = ("GP201", "GP202")
+    reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return _blame._nan_findings(run.events, list(run.modules))

@@ -59,6 +59,7 @@ class FrozenButStepped(Check):
 
     name = "gradprobe.optimizer.frozen_but_stepped"
     codes = ("GP111",)
+    reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return stepped_freezes(run.events, list(run.modules))
@@ -70,6 +71,7 @@ class OptimizerCoverage(Check):
 
     name = "gradprobe.optimizer.coverage"
     codes = ("GP116",)
+    reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return _blame.optimizer_coverage(

@@ -19,6 +19,7 @@ class FreezeTypos(Check):
 
     name = "gradprobe.parameters.freeze_typos"
     codes = ("GP111",)
+    reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return [*_blame._typos(run.events), *_blame.copy_freezes(run.events, list(run.modules))]
@@ -41,6 +42,7 @@ class CopiedTies(Check):
 
     name = "gradprobe.parameters.copied_ties"
     codes = ("GP130",)
+    reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return copied_ties(run.events, list(run.modules))
