@@ -142,3 +142,41 @@ def test_nothing_stays_installed_when_the_code_raises() -> None:
         1 / 0  # noqa: B018
     assert "__del__" not in torch.nn.Module.__dict__
     assert "__del__" not in torch.optim.Optimizer.__dict__
+
+
+ROUTED = """
+import torch
+from torch import nn
+
+
+class Experts(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(8, 4)
+        self.experts = nn.ModuleList(nn.Linear(8, 8) for _ in range(4))
+        self.spare = nn.Linear(8, 8)
+
+    def forward(self, x):
+        pick = self.gate(x).argmax(-1).tolist()
+        out = torch.stack([self.experts[i](x[n]) for n, i in enumerate(pick)])
+        return out * self.gate(x).softmax(-1).max(-1).values.unsqueeze(-1)
+
+
+def step():
+    model = Experts()
+    model(torch.randn(2, 8)).pow(2).mean().backward()
+
+
+torch.manual_seed(0)
+step()
+"""
+
+
+def test_experts_a_router_did_not_pick_are_not_reported(tmp_path: Path) -> None:
+    path = tmp_path / "experts.py"
+    path.write_text(textwrap.dedent(ROUTED))
+    found = summary(path)
+    # two samples pick at most two of the four experts; the spare Linear, outside the
+    # ModuleList, is never called: that one is a mistake worth naming
+    assert [code for code, _ in found] == ["GP107"]
+    assert diagnose_script(path).findings[0].details["parameters"] == ["spare.weight", "spare.bias"]

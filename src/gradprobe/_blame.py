@@ -1435,6 +1435,22 @@ def _leaf_cut(events: Events, ident: int) -> Any:
     return None
 
 
+def _routed(top: torch.nn.Module, called: set[int]) -> set[int]:
+    """ids of modules never called that sit in a ModuleList/ModuleDict beside a called
+    module of their own type: experts a router did not pick this time (mixture of experts,
+    a head per task), not a mistake; only DistributedDataParallel minds them."""
+    routed: set[int] = set()
+    for container in top.modules():
+        if not isinstance(container, (torch.nn.ModuleList, torch.nn.ModuleDict)):
+            continue
+        members = list(container.children())
+        used = {type(m) for m in members if id(m) in called}
+        for member in members:
+            if id(member) not in called and type(member) in used:
+                routed.update(id(m) for m in member.modules())
+    return routed
+
+
 def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]:
     if not events.backwards or events.backwards[-1].error is not None:
         return []  # a failed backward stops half-way: missing grads prove nothing
@@ -1464,6 +1480,9 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
                 continue
         ddp = hasattr(top, "module") and type(top).__name__ == "DistributedDataParallel"
         missing = [(n, p) for n, p in trainable if p.grad is None]
+        if missing and not ddp:
+            routed = _routed(top, called)
+            missing = [(n, p) for n, p in missing if owners.get(id(p)) not in routed]
         by_cause: dict[Any, list[str]] = {}
         for name, param in missing:
             if ddp and name.startswith("module."):
