@@ -9,7 +9,6 @@ gradient). They move into the check modules family by family.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import torch
 
 from gradprobe._carry import carrier
+from gradprobe._compat import HOOK_CHANGED_ERROR, NO_GRAD_FN_TEXT, NONSCALAR_ERROR
 from gradprobe._recorder import (
     Backward,
     Events,
@@ -45,8 +45,8 @@ __all__ = [
     "optimizer_coverage",
 ]
 
-_NONSCALAR = "grad can be implicitly created only for scalar outputs"
-_NO_GRAD_FN = "does not require grad and does not have a grad_fn"
+_NONSCALAR = NONSCALAR_ERROR
+_NO_GRAD_FN = NO_GRAD_FN_TEXT
 
 
 location = line_location  # a Location for a recorded source line
@@ -322,7 +322,7 @@ def before_backward(events: Events, roots: Sequence[torch.Tensor]) -> list[Findi
 # -- errors raised by backward ------------------------------------------------------------------
 
 
-_HOOK_CHANGED = re.compile(r"hook '([^']*)' has changed the (\w+) of value")
+_HOOK_CHANGED = HOOK_CHANGED_ERROR
 
 
 def _hook_changed(events: Events, name: str, what: str) -> list[Finding]:

@@ -51,6 +51,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from gradprobe import _customfn, _deepfree
+from gradprobe._compat import INFERENCE_SAVED_ERROR, OVERLAPPING_WRITE_ERROR
 from gradprobe._inputs import asked_inputs
 from gradprobe._source import is_gradprobe_file, is_user_file
 from gradprobe._stalegrad import StaleGrads
@@ -497,7 +498,7 @@ _ZERO_DERIVATIVE = frozenset(
         torch.Tensor.trunc,
     )
 )
-_INFERENCE_SAVED = "Inference tensors cannot be saved for backward"
+_INFERENCE_SAVED = INFERENCE_SAVED_ERROR
 _PLAIN, _INPLACE, _SETITEM, _BACKWARD, _AUTOGRAD_GRAD, _GRAD_READ, _SCALAR, _PRIVATE = range(8)
 _DROPOUT = 8
 _REQUIRES = 9  # requires_grad_() and the requires_grad setter
@@ -2363,7 +2364,7 @@ def _writes_watched(hook: Any, name: str, events: Events) -> Any:
 _WATCHED = "__gradprobe_watched__"
 
 
-_OVERLAP = "more than one element of the written-to tensor refers to a single memory"
+_OVERLAP = OVERLAPPING_WRITE_ERROR
 
 
 def _note_hook_write(events: Events, name: str, hook: Any, tb: Any) -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import gc
 import importlib
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from gradprobe._compat import FREED_ERROR, VERSION_ERROR
 from gradprobe.findings import BackwardWouldFail, Finding, make_finding
 from gradprobe.graph import Graph, SavedTensor
 from gradprobe.trace import trace
@@ -45,14 +45,6 @@ _trace_module = importlib.import_module("gradprobe.trace")
 
 _NO_SEQUENCE = 2**64 - 1
 
-VERSION_ERROR = re.compile(
-    r"modified by an inplace operation: \[(?P<type>[\w.]+) \[(?P<shape>[^\]]*)\]\]"
-    r"(?:, which is output (?P<output>\d+) of (?P<grad_fn>[^,]+),)?"
-    r" is at version (?P<now>\d+); expected version (?P<saved>\d+) instead"
-)
-"""PyTorch's version-counter error (torch 2.13/2.14 wording, ``VariableVersion`` checks)."""
-
-FREED_ERROR = "Trying to backward through the graph a second time"
 
 _MAX_IDS = 20  # node ids listed in a GP103 finding's details
 

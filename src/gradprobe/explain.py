@@ -26,7 +26,6 @@ sent between processes as long as the original type is importable.
 from __future__ import annotations
 
 import linecache
-import re
 import sys
 import types
 from collections.abc import Callable, Mapping, Sequence
@@ -37,21 +36,20 @@ from typing import Any, final
 
 import torch
 
+from gradprobe._compat import (
+    FREED_ERROR,
+    INTEGER_GRAD_ERROR,
+    LEAF_INPLACE_ERROR,
+    NO_GRAD_FN_ERROR,
+    NON_LEAF_FLAG_ERROR,
+    NONSCALAR_ERROR,
+)
 from gradprobe.check import check, parse_version_error
 from gradprobe.errors import GradprobeTypeError, describe
 from gradprobe.findings import AutogradError, Finding, Location, make_finding
 
 __all__ = ["Explain", "explain", "explain_error"]
 
-_LEAF_INPLACE = re.compile(
-    r"a (?P<view>view of a )?leaf Variable that requires grad (?:is being|has been) used in an "
-    r"in-place operation|leaf variable has been moved into the graph interior"
-)
-_FREED = "Trying to backward through the graph a second time"
-_NO_GRAD_FN = re.compile(r"element (?P<index>\d+) of tensors does not require grad and does not")
-_NONSCALAR = "grad can be implicitly created only for scalar outputs"
-_INTEGER_GRAD = re.compile(r"[Oo]nly Tensors of floating point (?:and complex )?dtype can require")
-_NON_LEAF_FLAG = "you can only change requires_grad flags of leaf variables"
 _VIEW_INPLACE = (
     (
         "BackwardHookFunction",
@@ -156,7 +154,7 @@ def _from_text(text: str) -> Finding | None:
                 "is_leaf": version.grad_fn is None,
             },
         )
-    match = _LEAF_INPLACE.search(text)
+    match = LEAF_INPLACE_ERROR.search(text)
     if match is not None:
         if match.group(0).startswith("leaf variable has been moved"):
             message = (
@@ -171,7 +169,7 @@ def _from_text(text: str) -> Finding | None:
                 "or an input created with requires_grad=True) outside torch.no_grad()."
             )
         return make_finding("GP102", message=message)
-    if _FREED in text:
+    if FREED_ERROR in text:
         return make_finding(
             "GP103",
             message=(
@@ -181,7 +179,7 @@ def _from_text(text: str) -> Finding | None:
                 "without .detach(), or backward was called twice."
             ),
         )
-    match = _NO_GRAD_FN.search(text)
+    match = NO_GRAD_FN_ERROR.search(text)
     if match is not None:
         return make_finding(
             "GP104",
@@ -200,7 +198,7 @@ def _from_text(text: str) -> Finding | None:
                     "write, but not this one, so it refuses."
                 ),
             )
-    if _INTEGER_GRAD.search(text):
+    if INTEGER_GRAD_ERROR.search(text):
         return make_finding(
             "GP125",
             message=(
@@ -210,7 +208,7 @@ def _from_text(text: str) -> Finding | None:
                 "torch.tensor(10.0) is float32."
             ),
         )
-    if _NON_LEAF_FLAG in text:
+    if NON_LEAF_FLAG_ERROR in text:
         return make_finding(
             "GP126",
             message=(
@@ -220,7 +218,7 @@ def _from_text(text: str) -> Finding | None:
                 "make a new leaf use .detach().requires_grad_()."
             ),
         )
-    if _NONSCALAR in text:
+    if NONSCALAR_ERROR in text:
         return make_finding(
             "GP105",
             message=(

@@ -35,6 +35,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from gradprobe import _blame
+from gradprobe._compat import node_creation_hook
 from gradprobe._lifetimes import watch_lifetimes
 from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
 from gradprobe.checks import BackwardCall, CheckRunner, OpCall, Run, StepCall
@@ -92,7 +93,7 @@ class Recording:
             mode.backward_hook = self._on_backward
             self._mode = mode
             stack.enter_context(patches(mode))
-            creation_hook = getattr(torch.autograd.graph, "node_creation_hook", None)
+            creation_hook = node_creation_hook()
             # torch >= 2.14; an inner recording (a script that records, run by diagnose)
             # walks instead, leaving the hook to the outer one.
             if creation_hook is not None and self.node_hook and not outer:

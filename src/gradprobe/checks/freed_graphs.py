@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gradprobe import _blame
-from gradprobe.check import FREED_ERROR
+from gradprobe._compat import FREED_ERROR
 from gradprobe.checks._api import BackwardCall, Check, Run, register
 from gradprobe.findings import Finding
 

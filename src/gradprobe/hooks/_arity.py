@@ -10,13 +10,13 @@ the hook and the module; this reads them from the traceback.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
 import torch
 
+from gradprobe._compat import HOOK_ARITY_ERROR
 from gradprobe.findings import Finding, Location, make_finding
 from gradprobe.hooks._names import WRAPPED_ATTR
 
@@ -30,10 +30,7 @@ _LEGACY: dict[type, str] = {
     torch.nn.Conv3d: "the input, weight and bias gradients",
 }
 
-_ARITY = re.compile(
-    r"Backward (pre )?hook returned an invalid number of grad_(input|output), "
-    r"got (\d+), but expected (\d+)"
-)
+_ARITY = HOOK_ARITY_ERROR
 
 
 def wrong_arity(

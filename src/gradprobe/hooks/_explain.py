@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import torch
 import torch.nn.modules.module as torch_module
 
+from gradprobe._compat import INPLACE_VIEW_ERROR, LEAF_INPLACE_TEXT
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
 from gradprobe.findings import Finding, make_finding
 from gradprobe.hooks._names import internal
@@ -39,11 +40,6 @@ SlotRole = Literal["input", "param", "param_t", "output", "intermediate", "none"
 of a parameter, of a parameter transposed (``param_t``), of the module output (possibly
 reshaped), of a value inside the module (``intermediate``), ``None``, or not identified."""
 
-INPLACE_VIEW_ERROR = "of BackwardHookFunction is a view and is being modified inplace"
-"""The part of PyTorch's error text when a full-hooked module's input/output is modified in
-place (TORCH-FACTS Q2)."""
-
-_LEAF_INPLACE = "leaf Variable that requires grad"
 
 _GLOBAL_TABLES = (
     "_global_forward_pre_hooks",
@@ -357,7 +353,7 @@ def _run(
         try:
             output = clone(*args)
         except RuntimeError as error:
-            if not non_leaf and _LEAF_INPLACE in str(error):
+            if not non_leaf and LEAF_INPLACE_TEXT in str(error):
                 return _run(module, inputs, grads, full=full, non_leaf=True)
             result["error"] = str(error)
             result["warnings"] = [str(w.message) for w in caught]

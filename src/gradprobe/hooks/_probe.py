@@ -41,11 +41,11 @@ import torch
 import torch.nn.modules.module as torch_module
 from torch.utils.hooks import BackwardHook
 
+from gradprobe._compat import INPLACE_VIEW_ERROR
 from gradprobe._nosync import hook_body
 from gradprobe._source import is_user_file, traceback_location, user_frame
 from gradprobe.findings import Finding, Location, LocationRole, make_finding
 from gradprobe.hooks._copes import copes_with_none
-from gradprobe.hooks._explain import INPLACE_VIEW_ERROR
 from gradprobe.hooks._inventory import HookKind
 from gradprobe.hooks._names import (
     WRAPPED_ATTR,

@@ -1,0 +1,100 @@
+"""What gradprobe relies on that differs between torch versions or lives in torch's words.
+
+Torch's error messages are the only public account of some facts (the version a saved
+tensor had, which hook changed a gradient), so gradprobe parses them; each text is written
+down once, here, with the torch versions it was checked on (2.13 and 2.14, see
+``shared/TORCH-FACTS.md``). Version gates are here too, so a new torch release is one
+file to read.
+
+Example:
+    >>> from gradprobe._compat import FREED_ERROR
+    >>> FREED_ERROR in "Trying to backward through the graph a second time (or ...)"
+    True
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+__all__ = [
+    "FREED_ERROR",
+    "HOOK_ARITY_ERROR",
+    "HOOK_CHANGED_ERROR",
+    "INFERENCE_SAVED_ERROR",
+    "INPLACE_VIEW_ERROR",
+    "INTEGER_GRAD_ERROR",
+    "LEAF_INPLACE_ERROR",
+    "LEAF_INPLACE_TEXT",
+    "NONSCALAR_ERROR",
+    "NON_LEAF_FLAG_ERROR",
+    "NO_GRAD_FN_ERROR",
+    "NO_GRAD_FN_TEXT",
+    "OVERLAPPING_WRITE_ERROR",
+    "VERSION_ERROR",
+    "node_creation_hook",
+]
+
+# -- torch's error texts (2.13 and 2.14 wording) ------------------------------------------------
+
+VERSION_ERROR = re.compile(
+    r"modified by an inplace operation: \[(?P<type>[\w.]+) \[(?P<shape>[^\]]*)\]\]"
+    r"(?:, which is output (?P<output>\d+) of (?P<grad_fn>[^,]+),)?"
+    r" is at version (?P<now>\d+); expected version (?P<saved>\d+) instead"
+)
+"""A saved tensor was written in place after it was saved (``VariableVersion`` checks)."""
+
+FREED_ERROR = "Trying to backward through the graph a second time"
+"""A backward through a graph whose saved tensors an earlier backward freed."""
+
+NONSCALAR_ERROR = "grad can be implicitly created only for scalar outputs"
+"""``backward()`` without a gradient on a tensor of more than one element."""
+
+NO_GRAD_FN_TEXT = "does not require grad and does not have a grad_fn"
+NO_GRAD_FN_ERROR = re.compile(r"element (?P<index>\d+) of tensors " + NO_GRAD_FN_TEXT[:27])
+"""``backward()`` on a tensor with no graph behind it (``index``: which root)."""
+
+LEAF_INPLACE_TEXT = "leaf Variable that requires grad"
+LEAF_INPLACE_ERROR = re.compile(
+    r"a (?P<view>view of a )?leaf Variable that requires grad (?:is being|has been) used in an "
+    r"in-place operation|leaf variable has been moved into the graph interior"
+)
+"""An in-place write on a leaf that requires grad (or a view of one)."""
+
+INTEGER_GRAD_ERROR = re.compile(
+    r"[Oo]nly Tensors of floating point (?:and complex )?dtype can require"
+)
+"""``requires_grad`` asked of an integer tensor."""
+
+NON_LEAF_FLAG_ERROR = "you can only change requires_grad flags of leaf variables"
+"""``requires_grad = False`` set on a tensor that is not a leaf."""
+
+INPLACE_VIEW_ERROR = "of BackwardHookFunction is a view and is being modified inplace"
+"""A full-hooked module's input or output written in place (TORCH-FACTS Q2)."""
+
+HOOK_CHANGED_ERROR = re.compile(r"hook '([^']*)' has changed the (\w+) of value")
+"""A tensor hook returned a gradient of another shape or type (groups: hook, what)."""
+
+HOOK_ARITY_ERROR = re.compile(
+    r"Backward (pre )?hook returned an invalid number of grad_(input|output), "
+    r"got (\d+), but expected (\d+)"
+)
+"""A full backward (pre-)hook returned a tuple of the wrong length."""
+
+INFERENCE_SAVED_ERROR = "Inference tensors cannot be saved for backward"
+"""A tensor made under ``inference_mode`` used where autograd must save it."""
+
+OVERLAPPING_WRITE_ERROR = "more than one element of the written-to tensor refers to a single memory"
+"""An in-place write to an expanded tensor (the gradient of ``sum()``)."""
+
+
+# -- version gates ------------------------------------------------------------------------------
+
+
+def node_creation_hook() -> Callable[[Callable[[Any], None]], Any] | None:
+    """``torch.autograd.graph.node_creation_hook`` (torch >= 2.14: every autograd node as it
+    is made), or None on older torch."""
+    return getattr(torch.autograd.graph, "node_creation_hook", None)
