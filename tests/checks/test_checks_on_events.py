@@ -1,0 +1,89 @@
+"""Built-in checks tested on hand-built events: no model runs, no script is written.
+
+Each test fills the recorder's :class:`Events` the way a run with the mistake would, asks
+one check through the runner, and reads the finding's code and lines; the silent twin of
+each test (the same events without the mistake) must give nothing.
+"""
+
+from __future__ import annotations
+
+from gradprobe._recorder import Events
+from gradprobe.checks import Check, CheckRunner, Run
+from gradprobe.checks.losses import BroadcastTarget
+from gradprobe.checks.missing_gradients import LeafBackward
+from gradprobe.checks.optimizer import ClipOrder, GradientsNotZeroed, ZeroedBeforeStep
+from gradprobe.checks.parameters import EmptyLoads, FreezeTypos
+from gradprobe.findings import Finding
+
+FILE = "/project/train.py"
+
+
+def at(line: int) -> tuple[str, int, str]:
+    return (FILE, line, "<module>")
+
+
+def conclude(check: type[Check], events: Events) -> list[Finding]:
+    return CheckRunner([check]).conclude(Run(events=events))
+
+
+def lines(finding: Finding) -> list[tuple[str, int]]:
+    return [(loc.role, loc.line) for loc in finding.locations]
+
+
+def test_gradients_not_zeroed_needs_two_stale_steps() -> None:
+    events = Events()
+    events.stale_steps.append((at(12), at(13)))
+    assert conclude(GradientsNotZeroed, events) == []  # one step is accumulation
+    events.stale_steps.append((at(12), at(13)))
+    (finding,) = conclude(GradientsNotZeroed, events)
+    assert finding.code == "GP134"
+    assert lines(finding) == [("cause", 12), ("read", 13)]
+    assert finding.details["steps"] == 2
+
+
+def test_zeroing_before_the_step_only_matters_in_a_training_loop() -> None:
+    events = Events()
+    events.zeroings.append(at(20))
+    assert conclude(ZeroedBeforeStep, events) == []
+    events.steps = 3
+    (finding,) = conclude(ZeroedBeforeStep, events)
+    assert (finding.code, lines(finding)) == ("GP110", [("cause", 20)])
+
+
+def test_clipping_with_no_fresh_gradients_and_before_unscale() -> None:
+    events = Events()
+    events.steps = 1
+    events.early_clips.append(at(8))
+    events.scaled_clips.append(at(30))
+    found = conclude(ClipOrder, events)
+    assert [(f.code, lines(f)) for f in found] == [
+        ("GP119", [("cause", 8)]),
+        ("GP127", [("cause", 30)]),
+    ]
+
+
+def test_a_broadcast_loss_names_its_line_and_the_fix() -> None:
+    events = Events()
+    events.broadcast_losses[at(41)] = ("mse_loss", (32, 1), (32,), (32, 32))
+    (finding,) = conclude(BroadcastTarget, events)
+    assert (finding.code, lines(finding)) == ("GP135", [("cause", 41)])
+    assert "output.squeeze(-1)" in finding.message
+    assert finding.details["input"] == [32, 1]
+
+
+def test_backward_on_a_leaf_blames_where_the_leaf_was_made() -> None:
+    events = Events()
+    assert conclude(LeafBackward, events) == []
+    events.leaf_backwards.append((5, at(18), at(17)))
+    (finding,) = conclude(LeafBackward, events)
+    assert (finding.code, finding.cause and finding.cause.line) == ("GP115", 17)
+
+
+def test_a_requires_grad_typo_and_an_empty_load() -> None:
+    events = Events()
+    events.typos.append((at(9), "requires_gard", "requires_grad"))
+    (typo,) = conclude(FreezeTypos, events)
+    assert (typo.code, typo.details["meant"]) == ("GP111", "requires_grad")
+    events.empty_loads.append((at(11), ["module.fc.weight"], ["fc.weight"]))
+    (load,) = conclude(EmptyLoads, events)
+    assert (load.code, load.cause and load.cause.line) == ("GP117", 11)
