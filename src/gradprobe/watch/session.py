@@ -20,19 +20,15 @@ report, ``history``, ``findings()``, an export or ``close()`` copies everything 
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import functools
-import inspect
-import linecache
 import math
 import sys
 import warnings
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from types import FrameType, TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 from torch import Tensor, nn
@@ -40,16 +36,11 @@ from torch import Tensor, nn
 from gradprobe import _deepfree, _inputs
 from gradprobe._nosync import HostSyncError, hook_body
 from gradprobe._source import is_user_file
-from gradprobe.errors import (
-    GradprobeError,
-    GradprobeTypeError,
-    GradprobeValueError,
-    GradprobeWarning,
-    describe,
-)
-from gradprobe.findings import Finding, Location
-from gradprobe.watch import _stats
-from gradprobe.watch._findings import DeadRelu, Hit, Thresholds, first_hits, watch_findings
+from gradprobe.errors import GradprobeError, GradprobeValueError, GradprobeWarning
+from gradprobe.findings import Finding
+from gradprobe.watch import _options, _stats
+from gradprobe.watch._findings import DeadRelu, Hit, first_hits, watch_findings
+from gradprobe.watch._options import ModuleSelector, StepOn, find_tensors
 from gradprobe.watch._step import OUTPUT, PARAMETER, Compacted, Names, StepBuffer
 from gradprobe.watch.records import StepRecord
 
@@ -59,39 +50,13 @@ if TYPE_CHECKING:
 
 __all__ = ["ModuleSelector", "StepOn", "WatchSession", "WatchSessionClosed", "watch"]
 
-StepOn: TypeAlias = Literal["forward", "optimizer", "manual"]
-ModuleSelector: TypeAlias = "str | type[nn.Module]"
-
-_STEP_ON = ("forward", "optimizer", "manual")
 # A free cascade through Python-touched nodes overflows the C stack at ~25k nodes (see
 # gradprobe._deepfree); holding every 500th node we touch keeps any cascade short.
 _PROTECT_EVERY = _deepfree.BAND // 2
-_RELU_TYPES: tuple[type[nn.Module], ...] = (nn.ReLU, nn.ReLU6)
-# Modules whose output (and whose input's gradient) cannot turn non-finite when what comes
-# in is finite: between sampled steps their outputs need no NaN/Inf check of their own, a
-# NaN there comes from upstream and is caught there or at the next module.
-_PASS_THROUGH: tuple[type[nn.Module], ...] = (
-    nn.ReLU,
-    nn.ReLU6,
-    nn.LeakyReLU,
-    nn.Hardtanh,
-    nn.Sigmoid,
-    nn.Tanh,
-    nn.Dropout,
-    nn.Dropout1d,
-    nn.Dropout2d,
-    nn.Dropout3d,
-    nn.Identity,
-    nn.MaxPool1d,
-    nn.MaxPool2d,
-    nn.MaxPool3d,
-    nn.Flatten,
-)
 _STRIDED = torch.strided
 _aminmax = torch.aminmax
 _finite_probe = _stats.finite_probe
 _FOLD_CHUNK = 16  # steps evicted from the history together (see _evict)
-_MAX_DEPTH = 4  # how deep to look for tensors inside returned tuples/lists/dicts
 _SILENT_FORWARD = (
     "gradients arrived but no forward hook of a watched module ever fired: the model was "
     "probably compiled (torch.compile) and run before watch() started, and dynamo ignores "
@@ -221,15 +186,15 @@ class WatchSession:
         vanishing: float = 1e-7,
         dead_relu: float = 0.5,
     ) -> None:
-        _check_options(model, optimizer, sample_every, history, step_on)
-        self._thresholds = _check_thresholds(exploding, vanishing, dead_relu)
+        _options.check_options(model, optimizer, sample_every, history, step_on)
+        self._thresholds = _options.check_thresholds(exploding, vanishing, dead_relu)
         self._sample_every = sample_every
         self._history_len = history
         self._step_on: StepOn = step_on
-        inner = _unwrap(model)
-        chosen = _select(inner, modules)
+        inner = _options.unwrap(model)
+        chosen = _options.select(inner, modules)
         self._model_type = type(inner).__name__
-        param_names, param_owner = _parameters(inner, chosen)
+        param_names, param_owner = _options.parameters(inner, chosen)
         # One pseudo-module after the watched ones: the model's input (step_on="forward").
         self._input = len(chosen)
         self._names = Names(
@@ -238,12 +203,12 @@ class WatchSession:
             parameters=tuple(param_names),
         )
         self._param_owner = tuple(param_owner)
-        self._relu = (*(isinstance(module, _RELU_TYPES) for _, module in chosen), False)
+        self._relu = (*(isinstance(module, _options.RELU_TYPES) for _, module in chosen), False)
         self._pass_through = (
-            *(type(module) in _PASS_THROUGH for _, module in chosen),
+            *(type(module) in _options.PASS_THROUGH for _, module in chosen),
             False,
         )
-        self._sources = _forward_sources(chosen)
+        self._sources = _options.forward_sources(chosen)
         self._closed = False
         self._buffer: StepBuffer | None = None
         self._steps = 0
@@ -518,7 +483,7 @@ class WatchSession:
                 step = self._begin()
                 step.grad_enabled = torch.is_grad_enabled()
                 inputs = args[0] if isinstance(args, tuple) and len(args) == 1 else args
-                for path, tensor in _tensors(inputs, "", 0):
+                for path, tensor in find_tensors(inputs, "", 0):
                     self._record_output(step, self._input, 0, path, tensor, grads=False)
             except HostSyncError:
                 raise
@@ -546,7 +511,7 @@ class WatchSession:
             if isinstance(output, Tensor):
                 self._record_output(step, index, call, "", output)
             else:
-                for path, tensor in _tensors(output, "", 0):
+                for path, tensor in find_tensors(output, "", 0):
                     self._record_output(step, index, call, path, tensor)
         except HostSyncError:
             raise
@@ -1041,162 +1006,3 @@ def _check(step: StepBuffer, into: list[Tensor], data: Tensor) -> None:
         total = _finite_probe(data)
         into.append(total)
         into.append(total)
-
-
-def _tensors(value: object, path: str, depth: int) -> Iterator[tuple[str, Tensor]]:
-    if isinstance(value, Tensor):
-        yield path, value
-    elif depth < _MAX_DEPTH:
-        if isinstance(value, (tuple, list)):
-            for i, item in enumerate(value):
-                yield from _tensors(item, f"{path}[{i}]", depth + 1)
-        elif isinstance(value, Mapping):
-            for key, item in value.items():
-                yield from _tensors(item, f"{path}[{key!r}]", depth + 1)
-
-
-def _unwrap(model: nn.Module) -> nn.Module:
-    inner = getattr(model, "_orig_mod", None)
-    if isinstance(inner, nn.Module) and type(model).__name__ == "OptimizedModule":
-        return inner
-    return model
-
-
-def _check_options(
-    model: object, optimizer: object, sample_every: object, history: object, step_on: object
-) -> None:
-    if not isinstance(model, nn.Module):
-        msg = f"watch() needs an nn.Module to watch, got {describe(model)}."
-        raise GradprobeTypeError(msg)
-    if isinstance(model, torch.jit.ScriptModule):
-        msg = (
-            f"watch() cannot hook a TorchScript module ({type(model).__name__}): scripted "
-            "modules refuse Python hooks. Watch the eager model before torch.jit.script, or "
-            "a plain nn.Module that contains the scripted part."
-        )
-        raise GradprobeTypeError(msg)
-    if optimizer is not None and not callable(getattr(optimizer, "register_step_post_hook", None)):
-        msg = (
-            f"watch(optimizer=...) needs a torch.optim.Optimizer (for update ratios), got "
-            f"{describe(optimizer)}."
-        )
-        raise GradprobeTypeError(msg)
-    for name, value in (("sample_every", sample_every), ("history", history)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            msg = f"watch({name}=...) must be a positive int, got {describe(value)}."
-            raise GradprobeValueError(msg)
-    if step_on not in _STEP_ON:
-        msg = (
-            f"watch(step_on=...) must be one of {', '.join(map(repr, _STEP_ON))}, got {step_on!r}."
-        )
-        raise GradprobeValueError(msg)
-    if step_on == "optimizer" and optimizer is None:
-        msg = "watch(step_on='optimizer') counts optimizer.step() calls: pass optimizer=... too."
-        raise GradprobeValueError(msg)
-
-
-def _check_thresholds(exploding: object, vanishing: object, dead_relu: object) -> Thresholds:
-    for name, value in (("exploding", exploding), ("vanishing", vanishing)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            msg = f"watch({name}=...) must be a positive number (a gradient norm), got {describe(value)}."
-            raise GradprobeValueError(msg)
-    assert isinstance(exploding, (int, float)) and isinstance(vanishing, (int, float))
-    if vanishing >= exploding:
-        msg = f"watch(vanishing={vanishing!r}) must be below exploding={exploding!r}."
-        raise GradprobeValueError(msg)
-    if (
-        isinstance(dead_relu, bool)
-        or not isinstance(dead_relu, (int, float))
-        or not 0 < dead_relu <= 1
-    ):
-        msg = f"watch(dead_relu=...) is a fraction of units in (0, 1], got {describe(dead_relu)}."
-        raise GradprobeValueError(msg)
-    return Thresholds(float(exploding), float(vanishing), float(dead_relu))
-
-
-def _select(
-    root: nn.Module, modules: ModuleSelector | Sequence[ModuleSelector] | None
-) -> list[tuple[str, nn.Module]]:
-    # TorchScript modules refuse Python hooks: the eager modules around them are watched.
-    named = [
-        (name, module)
-        for name, module in root.named_modules()
-        if not isinstance(module, torch.jit.ScriptModule)
-    ]
-    if modules is None:
-        return [
-            (name, module)
-            for name, module in named
-            if next(module.children(), None) is None
-            or any(p is not None for p in module._parameters.values())
-        ]
-    selectors: list[object] = [modules] if isinstance(modules, (str, type)) else list(modules)
-    for selector in selectors:
-        is_type = isinstance(selector, type) and issubclass(selector, nn.Module)
-        if not isinstance(selector, str) and not is_type:
-            msg = (
-                f"watch(modules=...) takes glob patterns on module names and nn.Module "
-                f"subclasses, got {describe(selector)}."
-            )
-            raise GradprobeTypeError(msg)
-    chosen = [
-        (name, module)
-        for name, module in named
-        if any(_matches(selector, name, module) for selector in selectors)
-    ]
-    for selector in selectors:
-        if not any(_matches(selector, name, module) for name, module in named):
-            sample = ", ".join(repr(name) for name, _ in named[1:6]) or "(none)"
-            what = selector if isinstance(selector, str) else getattr(selector, "__name__", "?")
-            msg = (
-                f"watch(modules=...): {what!r} matches no module of this "
-                f"{type(root).__name__}; names look like {sample}."
-            )
-            raise GradprobeValueError(msg)
-    return chosen
-
-
-def _matches(selector: object, name: str, module: nn.Module) -> bool:
-    if isinstance(selector, str):
-        return fnmatch.fnmatchcase(name, selector)
-    return isinstance(selector, type) and isinstance(module, selector)
-
-
-def _parameters(
-    root: nn.Module, chosen: Sequence[tuple[str, nn.Module]]
-) -> tuple[list[str], list[str]]:
-    """Names (model order, first name of tied parameters) of the parameters owned directly
-    by the chosen modules, and the owner of each."""
-    owners = {id(module): name for name, module in chosen}
-    by_name = dict(root.named_modules())
-    names: list[str] = []
-    owner_names: list[str] = []
-    for name, _ in root.named_parameters():
-        owner = name.rpartition(".")[0]
-        module = by_name.get(owner)
-        if module is not None and id(module) in owners:
-            names.append(name)
-            owner_names.append(owner)
-    return names, owner_names
-
-
-def _forward_sources(chosen: Sequence[tuple[str, nn.Module]]) -> dict[str, Location]:
-    """Where each user-defined module's forward is: the ``created`` line of its outputs."""
-    found: dict[str, Location] = {}
-    for name, module in chosen:
-        # inspect.getattr_static: a scripted module's class answers `forward` with a
-        # descriptor that fails on the class itself
-        code = getattr(inspect.getattr_static(type(module), "forward", None), "__code__", None)
-        if code is None or not is_user_file(code.co_filename):
-            continue
-        filename = code.co_filename
-        if not filename.startswith("<"):
-            filename = str(Path(filename).resolve())
-        found[name] = Location(
-            file=filename,
-            line=code.co_firstlineno,
-            role="created",
-            function=f"{type(module).__name__}.forward",
-            text=linecache.getline(code.co_filename, code.co_firstlineno).strip() or None,
-        )
-    return found
