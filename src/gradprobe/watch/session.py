@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import sys
 import warnings
 import weakref
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType, TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor, nn
@@ -39,9 +37,9 @@ from gradprobe._source import is_user_file
 from gradprobe.errors import GradprobeError, GradprobeValueError, GradprobeWarning
 from gradprobe.findings import Finding
 from gradprobe.watch import _options, _stats
-from gradprobe.watch._findings import DeadRelu, Hit, first_hits, watch_findings
 from gradprobe.watch._options import ModuleSelector, StepOn, find_tensors
-from gradprobe.watch._step import OUTPUT, PARAMETER, Compacted, Names, StepBuffer
+from gradprobe.watch._results import Results, View
+from gradprobe.watch._step import OUTPUT, PARAMETER, Names, StepBuffer
 from gradprobe.watch.records import StepRecord
 
 if TYPE_CHECKING:
@@ -56,7 +54,6 @@ _PROTECT_EVERY = _deepfree.BAND // 2
 _STRIDED = torch.strided
 _aminmax = torch.aminmax
 _finite_probe = _stats.finite_probe
-_FOLD_CHUNK = 16  # steps evicted from the history together (see _evict)
 _SILENT_FORWARD = (
     "gradients arrived but no forward hook of a watched module ever fired: the model was "
     "probably compiled (torch.compile) and run before watch() started, and dynamo ignores "
@@ -208,7 +205,6 @@ class WatchSession:
             *(type(module) in _options.PASS_THROUGH for _, module in chosen),
             False,
         )
-        self._sources = _options.forward_sources(chosen)
         self._closed = False
         self._buffer: StepBuffer | None = None
         self._steps = 0
@@ -217,21 +213,17 @@ class WatchSession:
         self._root_calls = 0
         self._backward_passes = 0
         self._dirty = True
-        self._history: deque[Compacted] = deque()
-        self._layouts: dict[tuple[Any, ...], int] = {}
-        self._layout_list: list[tuple[Any, ...]] = []
-        self._first_fwd = _stats.FirstNonFinite()
-        self._first_bwd = _stats.FirstNonFinite()
-        self._exploding = _stats.FirstExceeding(self._thresholds.exploding)
-        self._folded: dict[str, Hit] = {}  # hits from evicted steps that were already on the host
-        self._alive: dict[int, Tensor] = {}
+        self._results = Results(
+            self._names,
+            self._thresholds,
+            _options.forward_sources(chosen),
+            sample_every,
+            history,
+        )
         self._scratch = _stats.Scratch()
-        self._rows: dict[int, int] = {}
-        self._without: dict[int, list[int]] = {}  # parameter -> [first step, steps]
-        self._grad_steps = 0
         self._notes: list[str] = []
         self._warned = False
-        self._view: _View | None = None
+        self._view: View | None = None
         self._tensorboard: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._before: tuple[list[int], list[Tensor], list[Tensor]] | None = None
         self._handles: list[Any] = []
@@ -324,17 +316,13 @@ class WatchSession:
                 raise
             except Exception as error:  # noqa: BLE001 - close() must not mask the user's error
                 self._notes.append(f"results could not be collected at close: {error!r}")
-                self._view = _View.empty()
+                self._view = View.empty()
             finally:
                 self._release_device_state()
 
     def _release_device_state(self) -> None:
         self._buffer = None
-        self._history = deque(c for c in self._history if c.result is not None)
-        self._first_fwd = _stats.FirstNonFinite()
-        self._first_bwd = _stats.FirstNonFinite()
-        self._exploding = _stats.FirstExceeding(self._thresholds.exploding)
-        self._alive.clear()
+        self._results.release_device_state()
         self._scratch.clear()
         self._before = None
         self._param_refs = []
@@ -412,15 +400,7 @@ class WatchSession:
             return
         self._buffer = None
         self._before = None
-        without = self._without_grad(step)
-        if step.seen:
-            self._grad_steps += 1
-            for index in without:
-                entry = self._without.setdefault(index, [step.number, 0])
-                entry[1] += 1
-        self._history.append(step.compact(without, finished=True))
-        if len(self._history) >= self._history_len + _FOLD_CHUNK:
-            self._evict(len(self._history) - self._history_len)
+        self._results.add(step, self._without_grad(step))
         if len(self._node_handles) > self._prune_at:
             # Handles of graphs that died; amortized, since one step can hook many outputs.
             self._node_handles = [h for h in self._node_handles if h.hooks_dict_ref() is not None]
@@ -541,7 +521,7 @@ class WatchSession:
             step.fwd_sums.extend(_stats.activation_sums(data))
             step.fwd_counts.extend(_stats.activation_counts(data, self._scratch.like(data)))
             if self._relu[index]:
-                self._track_relu(index, data)
+                self._results.track_relu(index, data)
         if grads and tensor.requires_grad:
             node = tensor.grad_fn
             if node is not None:
@@ -552,19 +532,6 @@ class WatchSession:
                 step.touched += 1
                 if step.touched % _PROTECT_EVERY == 0:
                     _deepfree.protect((node,))
-
-    def _track_relu(self, index: int, data: Tensor) -> None:
-        found = _stats.alive_units(data)
-        if found is None:
-            return
-        alive, rows = found
-        previous = self._alive.get(index)
-        if previous is None or previous.shape != alive.shape:
-            self._rows[index] = 0
-        else:
-            alive = previous | alive
-        self._alive[index] = alive
-        self._rows[index] += rows
 
     @hook_body
     def _output_grad_hook(
@@ -666,163 +633,16 @@ class WatchSession:
 
     # -- results ---------------------------------------------------------------------------
 
-    def _intern(self, layout: tuple[Any, ...]) -> int:
-        found = self._layouts.get(layout)
-        if found is None:
-            found = self._layouts[layout] = len(self._layout_list)
-            self._layout_list.append(layout)
-        return found
-
-    def _evict(self, count: int) -> None:
-        """Fold the ``count`` oldest steps out of the history, keeping what findings need.
-
-        Steps already copied to the host are scanned there. The others are folded on the
-        device by runs of consecutive steps with the same layout (the usual case: every
-        training step hooks the same tensors), one stacked tensor per run, so a fold costs
-        the same dozen tiny kernels for one step or for :data:`_FOLD_CHUNK` of them.
-        """
-        olds = [self._history.popleft() for _ in range(min(count, len(self._history)))]
-        pending = []
-        for old in olds:
-            if old.result is None:
-                pending.append(old)
-                continue
-            for kind, hit in first_hits([old.result], self._thresholds).items():
-                self._folded.setdefault(kind, hit)
-        self._fold_runs(pending, "fwd_mm", "fwd_keys", self._first_fwd.update)
-        self._fold_runs(pending, "bwd_mm", "bwd_keys", self._first_bwd.update)
-        self._fold_runs(pending, "pnorms", "pnorm_pos", self._exploding.update)
-
-    def _fold_runs(
-        self,
-        steps: Sequence[Compacted],
-        values: str,
-        keys: str,
-        update: Callable[[Tensor, int, int, int], None],
-    ) -> None:
-        run: list[Tensor] = []
-        first = layout = last = -1
-
-        def flush() -> None:
-            if run:
-                stacked = _stats.stack(run)
-                update(stacked.view(-1, *stacked.shape[2:]), first, layout, stacked.shape[1])
-
-        for step in steps:
-            tensor = getattr(step, values)
-            if tensor is None:
-                continue
-            this = self._intern(getattr(step, keys))
-            if run and (this != layout or step.number != last + 1):
-                flush()
-                run = []
-            if not run:
-                first, layout = step.number, this
-            run.append(tensor)
-            last = step.number
-        flush()
-
-    def _snapshot(self, final: bool = False) -> _View:
+    def _snapshot(self, final: bool = False) -> View:
         """Copy everything to the host (one transfer per device) and build the view."""
         if self._view is not None and not self._dirty:
             return self._view
-        if len(self._history) > self._history_len:
-            self._evict(len(self._history) - self._history_len)
-        pending = [c for c in self._history if c.result is None]
         running = None
         if self._buffer is not None and not final:
             running = self._buffer.compact(self._without_grad(self._buffer), finished=False)
-        tensors: list[Tensor] = []
-        for compacted in pending:
-            tensors.extend(compacted.tensors())
-        if running is not None:
-            tensors.extend(running.tensors())
-        states = [self._first_fwd.state, self._first_bwd.state, self._exploding.state]
-        tensors.extend(s for s in states if s is not None)
-        relus = sorted(self._alive)
-        tensors.extend(self._alive[i].logical_not().sum() for i in relus)
-        values = iter(_stats.to_host(tensors))
-        for compacted in pending:
-            compacted.record([next(values) for _ in compacted.tensors()], self._names)
-        records = [c.result for c in self._history if c.result is not None]
-        if running is not None:
-            records.append(running.record([next(values) for _ in running.tensors()], self._names))
-        device_hits = self._resolve([next(values) if s is not None else None for s in states])
-        dead = [
-            DeadRelu(
-                module=self._names.modules[i],
-                type=self._names.types[i],
-                dead=int(next(values)[0]),
-                units=self._alive[i].numel(),
-                rows=self._rows[i],
-            )
-            for i in relus
-        ]
-        hits = dict(self._folded)
-        for kind, hit in device_hits.items():
-            if kind not in hits or hit.step < hits[kind].step:
-                hits[kind] = hit
-        without = {
-            self._names.parameters[i]: (first, count) for i, (first, count) in self._without.items()
-        }
-        self._view = _View(
-            records=tuple(records[-self._history_len :]),
-            hits=hits,
-            dead=tuple(dead),
-            without_grad=without,
-            grad_steps=self._grad_steps,
-        )
+        self._view = self._results.snapshot(running)
         self._dirty = running is not None
         return self._view
-
-    def _resolve(self, states: list[list[float] | None]) -> dict[str, Hit]:
-        hits: dict[str, Hit] = {}
-        fwd, bwd, exploding = states
-        if fwd is not None and fwd[0] >= 0:
-            index, call, path = self._layout_list[int(fwd[1])][int(fwd[2])]
-            hits["forward"] = self._hit(
-                fwd, "activation", self._names.modules[index], self._names.types[index], call, path
-            )
-        if bwd is not None and bwd[0] >= 0:
-            kind, index, call, path = self._layout_list[int(bwd[1])][int(bwd[2])]
-            if kind == PARAMETER:
-                hits["backward"] = self._hit(
-                    bwd, "parameter", self._names.parameters[index], "", 0, ""
-                )
-            else:
-                hits["backward"] = self._hit(
-                    bwd, "output", self._names.modules[index], self._names.types[index], call, path
-                )
-        if exploding is not None and exploding[0] >= 0:
-            index = self._layout_list[int(exploding[1])][int(exploding[2])]
-            hits["exploding"] = Hit(
-                int(exploding[0]),
-                "parameter",
-                self._names.parameters[index],
-                "",
-                0,
-                "",
-                math.nan,
-                math.nan,
-                value=exploding[3],
-            )
-        return hits
-
-    def _hit(
-        self,
-        state: list[float],
-        kind: Literal["activation", "output", "parameter"],
-        name: str,
-        type_: str,
-        call: int,
-        path: str,
-    ) -> Hit:
-        """A non-finite hit from a :class:`FirstNonFinite` state: its last two values are
-        min and max on a sampled step, the sum twice between samples."""
-        step = int(state[0])
-        if step % self._sample_every == 0:
-            return Hit(step, kind, name, type_, call, path, state[3], state[4])
-        return Hit(step, kind, name, type_, call, path, None, None, total=state[3])
 
     @property
     def history(self) -> tuple[StepRecord, ...]:
@@ -834,17 +654,8 @@ class WatchSession:
         """What watch found so far (GP201-GP205, GP107), most severe first."""
         return self._findings_of(self._snapshot())
 
-    def _findings_of(self, view: _View) -> list[Finding]:
-        return watch_findings(
-            records=view.records,
-            hits=view.hits,
-            dead=view.dead,
-            without_grad=view.without_grad,
-            grad_steps=view.grad_steps,
-            thresholds=self._thresholds,
-            sources=self._sources,
-            parameter_order=self._names.parameters,
-        )
+    def _findings_of(self, view: View) -> list[Finding]:
+        return self._results.findings(view)
 
     def gradient_flow(self) -> list[tuple[str, float, float]]:
         """``(parameter, mean |grad|, max |grad|)`` in model order, from the latest sampled
@@ -864,19 +675,7 @@ class WatchSession:
         return self._flow_of(self.history)
 
     def _flow_of(self, records: Sequence[StepRecord]) -> list[tuple[str, float, float]]:
-        for record in reversed(records):
-            grads = {
-                name: stats
-                for name, stats in record.parameter_grads.items()
-                if stats.mean_abs is not None
-            }
-            if grads:
-                return [
-                    (name, float(grads[name].mean_abs or 0.0), float(grads[name].max_abs or 0.0))
-                    for name in self._names.parameters
-                    if name in grads
-                ]
-        return []
+        return self._results.gradient_flow(records)
 
     def to_dict(self) -> dict[str, Any]:
         """Everything as JSON-ready data: options, findings, history, gradient flow."""
@@ -946,28 +745,6 @@ class WatchSession:
             f"<WatchSession {'closed' if self._closed else 'open'}: {steps}, "
             f"{self._input} modules, {len(self._names.parameters)} parameters>"
         )
-
-
-class _View:
-    """Host copies behind a report: built by ``_snapshot``, shared until something changes."""
-
-    def __init__(
-        self,
-        records: tuple[StepRecord, ...],
-        hits: Mapping[str, Hit],
-        dead: tuple[DeadRelu, ...],
-        without_grad: Mapping[str, tuple[int, int]],
-        grad_steps: int,
-    ) -> None:
-        self.records = records
-        self.hits = hits
-        self.dead = dead
-        self.without_grad = without_grad
-        self.grad_steps = grad_steps
-
-    @classmethod
-    def empty(cls) -> _View:
-        return cls((), {}, (), {}, 0)
 
 
 # -- helpers -------------------------------------------------------------------------------
