@@ -38,6 +38,7 @@ from gradprobe.errors import GradprobeError, GradprobeValueError, GradprobeWarni
 from gradprobe.findings import Finding
 from gradprobe.watch import _options, _stats
 from gradprobe.watch._options import ModuleSelector, StepOn, find_tensors
+from gradprobe.watch._params import WatchedParameters
 from gradprobe.watch._results import Results, View
 from gradprobe.watch._step import OUTPUT, PARAMETER, Names, StepBuffer
 from gradprobe.watch.records import StepRecord
@@ -230,18 +231,8 @@ class WatchSession:
         self._release_requests: Callable[[], Any] = lambda: None
         self._node_handles: list[Any] = []
         self._prune_at = 1024
-        self._param_refs: list[weakref.ref[Tensor]] = []
-        self._param_index: dict[int, int] = {}
-        self._hooked_params: set[int] = set()
-        self._param_keys: list[tuple[int, int, int, str]] = []
+        self._params = WatchedParameters(inner, param_names)
         self._optimizer_ref = None if optimizer is None else weakref.ref(optimizer)
-        params = dict(inner.named_parameters())
-        for index, name in enumerate(param_names):
-            tensor = params[name]
-            self._param_refs.append(weakref.ref(tensor))
-            self._param_index[id(tensor)] = index
-            self._param_keys.append((PARAMETER, index, 0, ""))
-        self._hooks_dict_was_none: list[int] = []  # parameters whose _backward_hooks was None
         try:
             _inputs.acquire()
             # Released by close(), or when a session nobody closed is collected.
@@ -268,15 +259,7 @@ class WatchSession:
         for index, (_, module) in enumerate(chosen):
             hook = eager(functools.partial(self._forward_hook, index))
             self._handles.append(module.register_forward_hook(hook))
-        for index, ref in enumerate(self._param_refs):
-            tensor = ref()
-            if tensor is None or not tensor.requires_grad:
-                continue
-            if tensor._backward_hooks is None:
-                self._hooks_dict_was_none.append(index)
-            hook = functools.partial(self._param_hook, index)
-            self._handles.append(tensor.register_hook(hook))  # type: ignore[no-untyped-call]
-            self._hooked_params.add(index)
+        self._params.hook(self._param_hook, self._handles)
         if optimizer is not None:
             self._handles.append(optimizer.register_step_pre_hook(self._optimizer_pre_hook))
             self._handles.append(optimizer.register_step_post_hook(self._optimizer_post_hook))
@@ -288,14 +271,7 @@ class WatchSession:
                 handle.remove()
         self._handles.clear()
         self._node_handles.clear()
-        # register_hook turned .grad hooks dicts from None into an OrderedDict: put back None
-        # where nothing else was registered meanwhile, so the tensors look untouched.
-        for index in self._hooks_dict_was_none:
-            tensor = self._param_refs[index]()
-            if tensor is not None and not tensor._backward_hooks:
-                with contextlib.suppress(Exception):
-                    tensor._backward_hooks = None
-        self._hooks_dict_was_none = []
+        self._params.unhook()
 
     def close(self) -> None:
         """Remove every hook, finish the current step and copy all results to the host.
@@ -325,8 +301,7 @@ class WatchSession:
         self._results.release_device_state()
         self._scratch.clear()
         self._before = None
-        self._param_refs = []
-        self._param_index = {}
+        self._params.release()
         self._optimizer_ref = None
 
     def __enter__(self) -> Self:
@@ -400,23 +375,12 @@ class WatchSession:
             return
         self._buffer = None
         self._before = None
-        self._results.add(step, self._without_grad(step))
+        self._results.add(step, self._params.without_grad(step))
         if len(self._node_handles) > self._prune_at:
             # Handles of graphs that died; amortized, since one step can hook many outputs.
             self._node_handles = [h for h in self._node_handles if h.hooks_dict_ref() is not None]
             self._prune_at = max(1024, 2 * len(self._node_handles))
         self._dirty = True
-
-    def _without_grad(self, step: StepBuffer) -> list[int]:
-        if not step.seen:
-            return []
-        missing = []
-        expected = self._hooked_params if step.whole else self._hooked_params & step.requested
-        for index in sorted(expected - step.seen):
-            tensor = self._param_refs[index]() if index < len(self._param_refs) else None
-            if tensor is not None and tensor.requires_grad:
-                missing.append(index)
-        return missing
 
     def _backward_step(self) -> StepBuffer:
         step = self._buffer if self._buffer is not None else self._begin()
@@ -445,7 +409,7 @@ class WatchSession:
             if inputs is None:
                 step.whole = True
             else:  # backward(inputs=...) / autograd.grad: the others get nothing on purpose
-                index = self._param_index
+                index = self._params.index
                 step.requested.update(index[id(t)] for t in inputs if id(t) in index)
             self._backward_passes += 1
         return step
@@ -556,7 +520,7 @@ class WatchSession:
         try:
             step = self._backward_step()
             step.seen.add(index)
-            self._record_grad(step, self._param_keys[index], grad)
+            self._record_grad(step, self._params.keys[index], grad)
         except HostSyncError:
             raise
         except Exception as error:  # noqa: BLE001 - never break the user's step
@@ -592,7 +556,7 @@ class WatchSession:
         params: list[Tensor] = []
         for group in optimizer.param_groups:
             for param in group["params"]:
-                index = self._param_index.get(id(param))
+                index = self._params.index.get(id(param))
                 if index is not None and param.grad is not None:
                     indices.append(index)
                     params.append(param)
@@ -639,7 +603,7 @@ class WatchSession:
             return self._view
         running = None
         if self._buffer is not None and not final:
-            running = self._buffer.compact(self._without_grad(self._buffer), finished=False)
+            running = self._buffer.compact(self._params.without_grad(self._buffer), finished=False)
         self._view = self._results.snapshot(running)
         self._dirty = running is not None
         return self._view
