@@ -20,19 +20,13 @@ report, ``history``, ``findings()``, an export or ``close()`` copies everything 
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import functools
-import inspect
-import linecache
-import math
 import sys
 import warnings
 import weakref
-from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from types import FrameType, TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor, nn
@@ -40,17 +34,13 @@ from torch import Tensor, nn
 from gradprobe import _deepfree, _inputs
 from gradprobe._nosync import HostSyncError, hook_body
 from gradprobe._source import is_user_file
-from gradprobe.errors import (
-    GradprobeError,
-    GradprobeTypeError,
-    GradprobeValueError,
-    GradprobeWarning,
-    describe,
-)
-from gradprobe.findings import Finding, Location
-from gradprobe.watch import _stats
-from gradprobe.watch._findings import DeadRelu, Hit, Thresholds, first_hits, watch_findings
-from gradprobe.watch._step import OUTPUT, PARAMETER, Compacted, Names, StepBuffer
+from gradprobe.errors import GradprobeError, GradprobeValueError, GradprobeWarning
+from gradprobe.findings import Finding
+from gradprobe.watch import _options, _stats
+from gradprobe.watch._options import ModuleSelector, StepOn, find_tensors
+from gradprobe.watch._params import WatchedParameters
+from gradprobe.watch._results import Results, View
+from gradprobe.watch._step import OUTPUT, PARAMETER, Names, StepBuffer
 from gradprobe.watch.records import StepRecord
 
 if TYPE_CHECKING:
@@ -59,39 +49,12 @@ if TYPE_CHECKING:
 
 __all__ = ["ModuleSelector", "StepOn", "WatchSession", "WatchSessionClosed", "watch"]
 
-StepOn: TypeAlias = Literal["forward", "optimizer", "manual"]
-ModuleSelector: TypeAlias = "str | type[nn.Module]"
-
-_STEP_ON = ("forward", "optimizer", "manual")
 # A free cascade through Python-touched nodes overflows the C stack at ~25k nodes (see
 # gradprobe._deepfree); holding every 500th node we touch keeps any cascade short.
 _PROTECT_EVERY = _deepfree.BAND // 2
-_RELU_TYPES: tuple[type[nn.Module], ...] = (nn.ReLU, nn.ReLU6)
-# Modules whose output (and whose input's gradient) cannot turn non-finite when what comes
-# in is finite: between sampled steps their outputs need no NaN/Inf check of their own, a
-# NaN there comes from upstream and is caught there or at the next module.
-_PASS_THROUGH: tuple[type[nn.Module], ...] = (
-    nn.ReLU,
-    nn.ReLU6,
-    nn.LeakyReLU,
-    nn.Hardtanh,
-    nn.Sigmoid,
-    nn.Tanh,
-    nn.Dropout,
-    nn.Dropout1d,
-    nn.Dropout2d,
-    nn.Dropout3d,
-    nn.Identity,
-    nn.MaxPool1d,
-    nn.MaxPool2d,
-    nn.MaxPool3d,
-    nn.Flatten,
-)
 _STRIDED = torch.strided
 _aminmax = torch.aminmax
 _finite_probe = _stats.finite_probe
-_FOLD_CHUNK = 16  # steps evicted from the history together (see _evict)
-_MAX_DEPTH = 4  # how deep to look for tensors inside returned tuples/lists/dicts
 _SILENT_FORWARD = (
     "gradients arrived but no forward hook of a watched module ever fired: the model was "
     "probably compiled (torch.compile) and run before watch() started, and dynamo ignores "
@@ -221,15 +184,15 @@ class WatchSession:
         vanishing: float = 1e-7,
         dead_relu: float = 0.5,
     ) -> None:
-        _check_options(model, optimizer, sample_every, history, step_on)
-        self._thresholds = _check_thresholds(exploding, vanishing, dead_relu)
+        _options.check_options(model, optimizer, sample_every, history, step_on)
+        self._thresholds = _options.check_thresholds(exploding, vanishing, dead_relu)
         self._sample_every = sample_every
         self._history_len = history
         self._step_on: StepOn = step_on
-        inner = _unwrap(model)
-        chosen = _select(inner, modules)
+        inner = _options.unwrap(model)
+        chosen = _options.select(inner, modules)
         self._model_type = type(inner).__name__
-        param_names, param_owner = _parameters(inner, chosen)
+        param_names, param_owner = _options.parameters(inner, chosen)
         # One pseudo-module after the watched ones: the model's input (step_on="forward").
         self._input = len(chosen)
         self._names = Names(
@@ -238,12 +201,11 @@ class WatchSession:
             parameters=tuple(param_names),
         )
         self._param_owner = tuple(param_owner)
-        self._relu = (*(isinstance(module, _RELU_TYPES) for _, module in chosen), False)
+        self._relu = (*(isinstance(module, _options.RELU_TYPES) for _, module in chosen), False)
         self._pass_through = (
-            *(type(module) in _PASS_THROUGH for _, module in chosen),
+            *(type(module) in _options.PASS_THROUGH for _, module in chosen),
             False,
         )
-        self._sources = _forward_sources(chosen)
         self._closed = False
         self._buffer: StepBuffer | None = None
         self._steps = 0
@@ -252,39 +214,25 @@ class WatchSession:
         self._root_calls = 0
         self._backward_passes = 0
         self._dirty = True
-        self._history: deque[Compacted] = deque()
-        self._layouts: dict[tuple[Any, ...], int] = {}
-        self._layout_list: list[tuple[Any, ...]] = []
-        self._first_fwd = _stats.FirstNonFinite()
-        self._first_bwd = _stats.FirstNonFinite()
-        self._exploding = _stats.FirstExceeding(self._thresholds.exploding)
-        self._folded: dict[str, Hit] = {}  # hits from evicted steps that were already on the host
-        self._alive: dict[int, Tensor] = {}
+        self._results = Results(
+            self._names,
+            self._thresholds,
+            _options.forward_sources(chosen),
+            sample_every,
+            history,
+        )
         self._scratch = _stats.Scratch()
-        self._rows: dict[int, int] = {}
-        self._without: dict[int, list[int]] = {}  # parameter -> [first step, steps]
-        self._grad_steps = 0
         self._notes: list[str] = []
         self._warned = False
-        self._view: _View | None = None
+        self._view: View | None = None
         self._tensorboard: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._before: tuple[list[int], list[Tensor], list[Tensor]] | None = None
         self._handles: list[Any] = []
         self._release_requests: Callable[[], Any] = lambda: None
         self._node_handles: list[Any] = []
         self._prune_at = 1024
-        self._param_refs: list[weakref.ref[Tensor]] = []
-        self._param_index: dict[int, int] = {}
-        self._hooked_params: set[int] = set()
-        self._param_keys: list[tuple[int, int, int, str]] = []
+        self._params = WatchedParameters(inner, param_names)
         self._optimizer_ref = None if optimizer is None else weakref.ref(optimizer)
-        params = dict(inner.named_parameters())
-        for index, name in enumerate(param_names):
-            tensor = params[name]
-            self._param_refs.append(weakref.ref(tensor))
-            self._param_index[id(tensor)] = index
-            self._param_keys.append((PARAMETER, index, 0, ""))
-        self._hooks_dict_was_none: list[int] = []  # parameters whose _backward_hooks was None
         try:
             _inputs.acquire()
             # Released by close(), or when a session nobody closed is collected.
@@ -311,15 +259,7 @@ class WatchSession:
         for index, (_, module) in enumerate(chosen):
             hook = eager(functools.partial(self._forward_hook, index))
             self._handles.append(module.register_forward_hook(hook))
-        for index, ref in enumerate(self._param_refs):
-            tensor = ref()
-            if tensor is None or not tensor.requires_grad:
-                continue
-            if tensor._backward_hooks is None:
-                self._hooks_dict_was_none.append(index)
-            hook = functools.partial(self._param_hook, index)
-            self._handles.append(tensor.register_hook(hook))  # type: ignore[no-untyped-call]
-            self._hooked_params.add(index)
+        self._params.hook(self._param_hook, self._handles)
         if optimizer is not None:
             self._handles.append(optimizer.register_step_pre_hook(self._optimizer_pre_hook))
             self._handles.append(optimizer.register_step_post_hook(self._optimizer_post_hook))
@@ -331,14 +271,7 @@ class WatchSession:
                 handle.remove()
         self._handles.clear()
         self._node_handles.clear()
-        # register_hook turned .grad hooks dicts from None into an OrderedDict: put back None
-        # where nothing else was registered meanwhile, so the tensors look untouched.
-        for index in self._hooks_dict_was_none:
-            tensor = self._param_refs[index]()
-            if tensor is not None and not tensor._backward_hooks:
-                with contextlib.suppress(Exception):
-                    tensor._backward_hooks = None
-        self._hooks_dict_was_none = []
+        self._params.unhook()
 
     def close(self) -> None:
         """Remove every hook, finish the current step and copy all results to the host.
@@ -359,21 +292,16 @@ class WatchSession:
                 raise
             except Exception as error:  # noqa: BLE001 - close() must not mask the user's error
                 self._notes.append(f"results could not be collected at close: {error!r}")
-                self._view = _View.empty()
+                self._view = View.empty()
             finally:
                 self._release_device_state()
 
     def _release_device_state(self) -> None:
         self._buffer = None
-        self._history = deque(c for c in self._history if c.result is not None)
-        self._first_fwd = _stats.FirstNonFinite()
-        self._first_bwd = _stats.FirstNonFinite()
-        self._exploding = _stats.FirstExceeding(self._thresholds.exploding)
-        self._alive.clear()
+        self._results.release_device_state()
         self._scratch.clear()
         self._before = None
-        self._param_refs = []
-        self._param_index = {}
+        self._params.release()
         self._optimizer_ref = None
 
     def __enter__(self) -> Self:
@@ -447,31 +375,12 @@ class WatchSession:
             return
         self._buffer = None
         self._before = None
-        without = self._without_grad(step)
-        if step.seen:
-            self._grad_steps += 1
-            for index in without:
-                entry = self._without.setdefault(index, [step.number, 0])
-                entry[1] += 1
-        self._history.append(step.compact(without, finished=True))
-        if len(self._history) >= self._history_len + _FOLD_CHUNK:
-            self._evict(len(self._history) - self._history_len)
+        self._results.add(step, self._params.without_grad(step))
         if len(self._node_handles) > self._prune_at:
             # Handles of graphs that died; amortized, since one step can hook many outputs.
             self._node_handles = [h for h in self._node_handles if h.hooks_dict_ref() is not None]
             self._prune_at = max(1024, 2 * len(self._node_handles))
         self._dirty = True
-
-    def _without_grad(self, step: StepBuffer) -> list[int]:
-        if not step.seen:
-            return []
-        missing = []
-        expected = self._hooked_params if step.whole else self._hooked_params & step.requested
-        for index in sorted(expected - step.seen):
-            tensor = self._param_refs[index]() if index < len(self._param_refs) else None
-            if tensor is not None and tensor.requires_grad:
-                missing.append(index)
-        return missing
 
     def _backward_step(self) -> StepBuffer:
         step = self._buffer if self._buffer is not None else self._begin()
@@ -500,7 +409,7 @@ class WatchSession:
             if inputs is None:
                 step.whole = True
             else:  # backward(inputs=...) / autograd.grad: the others get nothing on purpose
-                index = self._param_index
+                index = self._params.index
                 step.requested.update(index[id(t)] for t in inputs if id(t) in index)
             self._backward_passes += 1
         return step
@@ -518,7 +427,7 @@ class WatchSession:
                 step = self._begin()
                 step.grad_enabled = torch.is_grad_enabled()
                 inputs = args[0] if isinstance(args, tuple) and len(args) == 1 else args
-                for path, tensor in _tensors(inputs, "", 0):
+                for path, tensor in find_tensors(inputs, "", 0):
                     self._record_output(step, self._input, 0, path, tensor, grads=False)
             except HostSyncError:
                 raise
@@ -546,7 +455,7 @@ class WatchSession:
             if isinstance(output, Tensor):
                 self._record_output(step, index, call, "", output)
             else:
-                for path, tensor in _tensors(output, "", 0):
+                for path, tensor in find_tensors(output, "", 0):
                     self._record_output(step, index, call, path, tensor)
         except HostSyncError:
             raise
@@ -576,7 +485,7 @@ class WatchSession:
             step.fwd_sums.extend(_stats.activation_sums(data))
             step.fwd_counts.extend(_stats.activation_counts(data, self._scratch.like(data)))
             if self._relu[index]:
-                self._track_relu(index, data)
+                self._results.track_relu(index, data)
         if grads and tensor.requires_grad:
             node = tensor.grad_fn
             if node is not None:
@@ -587,19 +496,6 @@ class WatchSession:
                 step.touched += 1
                 if step.touched % _PROTECT_EVERY == 0:
                     _deepfree.protect((node,))
-
-    def _track_relu(self, index: int, data: Tensor) -> None:
-        found = _stats.alive_units(data)
-        if found is None:
-            return
-        alive, rows = found
-        previous = self._alive.get(index)
-        if previous is None or previous.shape != alive.shape:
-            self._rows[index] = 0
-        else:
-            alive = previous | alive
-        self._alive[index] = alive
-        self._rows[index] += rows
 
     @hook_body
     def _output_grad_hook(
@@ -624,7 +520,7 @@ class WatchSession:
         try:
             step = self._backward_step()
             step.seen.add(index)
-            self._record_grad(step, self._param_keys[index], grad)
+            self._record_grad(step, self._params.keys[index], grad)
         except HostSyncError:
             raise
         except Exception as error:  # noqa: BLE001 - never break the user's step
@@ -660,7 +556,7 @@ class WatchSession:
         params: list[Tensor] = []
         for group in optimizer.param_groups:
             for param in group["params"]:
-                index = self._param_index.get(id(param))
+                index = self._params.index.get(id(param))
                 if index is not None and param.grad is not None:
                     indices.append(index)
                     params.append(param)
@@ -701,163 +597,16 @@ class WatchSession:
 
     # -- results ---------------------------------------------------------------------------
 
-    def _intern(self, layout: tuple[Any, ...]) -> int:
-        found = self._layouts.get(layout)
-        if found is None:
-            found = self._layouts[layout] = len(self._layout_list)
-            self._layout_list.append(layout)
-        return found
-
-    def _evict(self, count: int) -> None:
-        """Fold the ``count`` oldest steps out of the history, keeping what findings need.
-
-        Steps already copied to the host are scanned there. The others are folded on the
-        device by runs of consecutive steps with the same layout (the usual case: every
-        training step hooks the same tensors), one stacked tensor per run, so a fold costs
-        the same dozen tiny kernels for one step or for :data:`_FOLD_CHUNK` of them.
-        """
-        olds = [self._history.popleft() for _ in range(min(count, len(self._history)))]
-        pending = []
-        for old in olds:
-            if old.result is None:
-                pending.append(old)
-                continue
-            for kind, hit in first_hits([old.result], self._thresholds).items():
-                self._folded.setdefault(kind, hit)
-        self._fold_runs(pending, "fwd_mm", "fwd_keys", self._first_fwd.update)
-        self._fold_runs(pending, "bwd_mm", "bwd_keys", self._first_bwd.update)
-        self._fold_runs(pending, "pnorms", "pnorm_pos", self._exploding.update)
-
-    def _fold_runs(
-        self,
-        steps: Sequence[Compacted],
-        values: str,
-        keys: str,
-        update: Callable[[Tensor, int, int, int], None],
-    ) -> None:
-        run: list[Tensor] = []
-        first = layout = last = -1
-
-        def flush() -> None:
-            if run:
-                stacked = _stats.stack(run)
-                update(stacked.view(-1, *stacked.shape[2:]), first, layout, stacked.shape[1])
-
-        for step in steps:
-            tensor = getattr(step, values)
-            if tensor is None:
-                continue
-            this = self._intern(getattr(step, keys))
-            if run and (this != layout or step.number != last + 1):
-                flush()
-                run = []
-            if not run:
-                first, layout = step.number, this
-            run.append(tensor)
-            last = step.number
-        flush()
-
-    def _snapshot(self, final: bool = False) -> _View:
+    def _snapshot(self, final: bool = False) -> View:
         """Copy everything to the host (one transfer per device) and build the view."""
         if self._view is not None and not self._dirty:
             return self._view
-        if len(self._history) > self._history_len:
-            self._evict(len(self._history) - self._history_len)
-        pending = [c for c in self._history if c.result is None]
         running = None
         if self._buffer is not None and not final:
-            running = self._buffer.compact(self._without_grad(self._buffer), finished=False)
-        tensors: list[Tensor] = []
-        for compacted in pending:
-            tensors.extend(compacted.tensors())
-        if running is not None:
-            tensors.extend(running.tensors())
-        states = [self._first_fwd.state, self._first_bwd.state, self._exploding.state]
-        tensors.extend(s for s in states if s is not None)
-        relus = sorted(self._alive)
-        tensors.extend(self._alive[i].logical_not().sum() for i in relus)
-        values = iter(_stats.to_host(tensors))
-        for compacted in pending:
-            compacted.record([next(values) for _ in compacted.tensors()], self._names)
-        records = [c.result for c in self._history if c.result is not None]
-        if running is not None:
-            records.append(running.record([next(values) for _ in running.tensors()], self._names))
-        device_hits = self._resolve([next(values) if s is not None else None for s in states])
-        dead = [
-            DeadRelu(
-                module=self._names.modules[i],
-                type=self._names.types[i],
-                dead=int(next(values)[0]),
-                units=self._alive[i].numel(),
-                rows=self._rows[i],
-            )
-            for i in relus
-        ]
-        hits = dict(self._folded)
-        for kind, hit in device_hits.items():
-            if kind not in hits or hit.step < hits[kind].step:
-                hits[kind] = hit
-        without = {
-            self._names.parameters[i]: (first, count) for i, (first, count) in self._without.items()
-        }
-        self._view = _View(
-            records=tuple(records[-self._history_len :]),
-            hits=hits,
-            dead=tuple(dead),
-            without_grad=without,
-            grad_steps=self._grad_steps,
-        )
+            running = self._buffer.compact(self._params.without_grad(self._buffer), finished=False)
+        self._view = self._results.snapshot(running)
         self._dirty = running is not None
         return self._view
-
-    def _resolve(self, states: list[list[float] | None]) -> dict[str, Hit]:
-        hits: dict[str, Hit] = {}
-        fwd, bwd, exploding = states
-        if fwd is not None and fwd[0] >= 0:
-            index, call, path = self._layout_list[int(fwd[1])][int(fwd[2])]
-            hits["forward"] = self._hit(
-                fwd, "activation", self._names.modules[index], self._names.types[index], call, path
-            )
-        if bwd is not None and bwd[0] >= 0:
-            kind, index, call, path = self._layout_list[int(bwd[1])][int(bwd[2])]
-            if kind == PARAMETER:
-                hits["backward"] = self._hit(
-                    bwd, "parameter", self._names.parameters[index], "", 0, ""
-                )
-            else:
-                hits["backward"] = self._hit(
-                    bwd, "output", self._names.modules[index], self._names.types[index], call, path
-                )
-        if exploding is not None and exploding[0] >= 0:
-            index = self._layout_list[int(exploding[1])][int(exploding[2])]
-            hits["exploding"] = Hit(
-                int(exploding[0]),
-                "parameter",
-                self._names.parameters[index],
-                "",
-                0,
-                "",
-                math.nan,
-                math.nan,
-                value=exploding[3],
-            )
-        return hits
-
-    def _hit(
-        self,
-        state: list[float],
-        kind: Literal["activation", "output", "parameter"],
-        name: str,
-        type_: str,
-        call: int,
-        path: str,
-    ) -> Hit:
-        """A non-finite hit from a :class:`FirstNonFinite` state: its last two values are
-        min and max on a sampled step, the sum twice between samples."""
-        step = int(state[0])
-        if step % self._sample_every == 0:
-            return Hit(step, kind, name, type_, call, path, state[3], state[4])
-        return Hit(step, kind, name, type_, call, path, None, None, total=state[3])
 
     @property
     def history(self) -> tuple[StepRecord, ...]:
@@ -869,17 +618,8 @@ class WatchSession:
         """What watch found so far (GP201-GP205, GP107), most severe first."""
         return self._findings_of(self._snapshot())
 
-    def _findings_of(self, view: _View) -> list[Finding]:
-        return watch_findings(
-            records=view.records,
-            hits=view.hits,
-            dead=view.dead,
-            without_grad=view.without_grad,
-            grad_steps=view.grad_steps,
-            thresholds=self._thresholds,
-            sources=self._sources,
-            parameter_order=self._names.parameters,
-        )
+    def _findings_of(self, view: View) -> list[Finding]:
+        return self._results.findings(view)
 
     def gradient_flow(self) -> list[tuple[str, float, float]]:
         """``(parameter, mean |grad|, max |grad|)`` in model order, from the latest sampled
@@ -899,19 +639,7 @@ class WatchSession:
         return self._flow_of(self.history)
 
     def _flow_of(self, records: Sequence[StepRecord]) -> list[tuple[str, float, float]]:
-        for record in reversed(records):
-            grads = {
-                name: stats
-                for name, stats in record.parameter_grads.items()
-                if stats.mean_abs is not None
-            }
-            if grads:
-                return [
-                    (name, float(grads[name].mean_abs or 0.0), float(grads[name].max_abs or 0.0))
-                    for name in self._names.parameters
-                    if name in grads
-                ]
-        return []
+        return self._results.gradient_flow(records)
 
     def to_dict(self) -> dict[str, Any]:
         """Everything as JSON-ready data: options, findings, history, gradient flow."""
@@ -983,28 +711,6 @@ class WatchSession:
         )
 
 
-class _View:
-    """Host copies behind a report: built by ``_snapshot``, shared until something changes."""
-
-    def __init__(
-        self,
-        records: tuple[StepRecord, ...],
-        hits: Mapping[str, Hit],
-        dead: tuple[DeadRelu, ...],
-        without_grad: Mapping[str, tuple[int, int]],
-        grad_steps: int,
-    ) -> None:
-        self.records = records
-        self.hits = hits
-        self.dead = dead
-        self.without_grad = without_grad
-        self.grad_steps = grad_steps
-
-    @classmethod
-    def empty(cls) -> _View:
-        return cls((), {}, (), {}, 0)
-
-
 # -- helpers -------------------------------------------------------------------------------
 
 
@@ -1041,162 +747,3 @@ def _check(step: StepBuffer, into: list[Tensor], data: Tensor) -> None:
         total = _finite_probe(data)
         into.append(total)
         into.append(total)
-
-
-def _tensors(value: object, path: str, depth: int) -> Iterator[tuple[str, Tensor]]:
-    if isinstance(value, Tensor):
-        yield path, value
-    elif depth < _MAX_DEPTH:
-        if isinstance(value, (tuple, list)):
-            for i, item in enumerate(value):
-                yield from _tensors(item, f"{path}[{i}]", depth + 1)
-        elif isinstance(value, Mapping):
-            for key, item in value.items():
-                yield from _tensors(item, f"{path}[{key!r}]", depth + 1)
-
-
-def _unwrap(model: nn.Module) -> nn.Module:
-    inner = getattr(model, "_orig_mod", None)
-    if isinstance(inner, nn.Module) and type(model).__name__ == "OptimizedModule":
-        return inner
-    return model
-
-
-def _check_options(
-    model: object, optimizer: object, sample_every: object, history: object, step_on: object
-) -> None:
-    if not isinstance(model, nn.Module):
-        msg = f"watch() needs an nn.Module to watch, got {describe(model)}."
-        raise GradprobeTypeError(msg)
-    if isinstance(model, torch.jit.ScriptModule):
-        msg = (
-            f"watch() cannot hook a TorchScript module ({type(model).__name__}): scripted "
-            "modules refuse Python hooks. Watch the eager model before torch.jit.script, or "
-            "a plain nn.Module that contains the scripted part."
-        )
-        raise GradprobeTypeError(msg)
-    if optimizer is not None and not callable(getattr(optimizer, "register_step_post_hook", None)):
-        msg = (
-            f"watch(optimizer=...) needs a torch.optim.Optimizer (for update ratios), got "
-            f"{describe(optimizer)}."
-        )
-        raise GradprobeTypeError(msg)
-    for name, value in (("sample_every", sample_every), ("history", history)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            msg = f"watch({name}=...) must be a positive int, got {describe(value)}."
-            raise GradprobeValueError(msg)
-    if step_on not in _STEP_ON:
-        msg = (
-            f"watch(step_on=...) must be one of {', '.join(map(repr, _STEP_ON))}, got {step_on!r}."
-        )
-        raise GradprobeValueError(msg)
-    if step_on == "optimizer" and optimizer is None:
-        msg = "watch(step_on='optimizer') counts optimizer.step() calls: pass optimizer=... too."
-        raise GradprobeValueError(msg)
-
-
-def _check_thresholds(exploding: object, vanishing: object, dead_relu: object) -> Thresholds:
-    for name, value in (("exploding", exploding), ("vanishing", vanishing)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            msg = f"watch({name}=...) must be a positive number (a gradient norm), got {describe(value)}."
-            raise GradprobeValueError(msg)
-    assert isinstance(exploding, (int, float)) and isinstance(vanishing, (int, float))
-    if vanishing >= exploding:
-        msg = f"watch(vanishing={vanishing!r}) must be below exploding={exploding!r}."
-        raise GradprobeValueError(msg)
-    if (
-        isinstance(dead_relu, bool)
-        or not isinstance(dead_relu, (int, float))
-        or not 0 < dead_relu <= 1
-    ):
-        msg = f"watch(dead_relu=...) is a fraction of units in (0, 1], got {describe(dead_relu)}."
-        raise GradprobeValueError(msg)
-    return Thresholds(float(exploding), float(vanishing), float(dead_relu))
-
-
-def _select(
-    root: nn.Module, modules: ModuleSelector | Sequence[ModuleSelector] | None
-) -> list[tuple[str, nn.Module]]:
-    # TorchScript modules refuse Python hooks: the eager modules around them are watched.
-    named = [
-        (name, module)
-        for name, module in root.named_modules()
-        if not isinstance(module, torch.jit.ScriptModule)
-    ]
-    if modules is None:
-        return [
-            (name, module)
-            for name, module in named
-            if next(module.children(), None) is None
-            or any(p is not None for p in module._parameters.values())
-        ]
-    selectors: list[object] = [modules] if isinstance(modules, (str, type)) else list(modules)
-    for selector in selectors:
-        is_type = isinstance(selector, type) and issubclass(selector, nn.Module)
-        if not isinstance(selector, str) and not is_type:
-            msg = (
-                f"watch(modules=...) takes glob patterns on module names and nn.Module "
-                f"subclasses, got {describe(selector)}."
-            )
-            raise GradprobeTypeError(msg)
-    chosen = [
-        (name, module)
-        for name, module in named
-        if any(_matches(selector, name, module) for selector in selectors)
-    ]
-    for selector in selectors:
-        if not any(_matches(selector, name, module) for name, module in named):
-            sample = ", ".join(repr(name) for name, _ in named[1:6]) or "(none)"
-            what = selector if isinstance(selector, str) else getattr(selector, "__name__", "?")
-            msg = (
-                f"watch(modules=...): {what!r} matches no module of this "
-                f"{type(root).__name__}; names look like {sample}."
-            )
-            raise GradprobeValueError(msg)
-    return chosen
-
-
-def _matches(selector: object, name: str, module: nn.Module) -> bool:
-    if isinstance(selector, str):
-        return fnmatch.fnmatchcase(name, selector)
-    return isinstance(selector, type) and isinstance(module, selector)
-
-
-def _parameters(
-    root: nn.Module, chosen: Sequence[tuple[str, nn.Module]]
-) -> tuple[list[str], list[str]]:
-    """Names (model order, first name of tied parameters) of the parameters owned directly
-    by the chosen modules, and the owner of each."""
-    owners = {id(module): name for name, module in chosen}
-    by_name = dict(root.named_modules())
-    names: list[str] = []
-    owner_names: list[str] = []
-    for name, _ in root.named_parameters():
-        owner = name.rpartition(".")[0]
-        module = by_name.get(owner)
-        if module is not None and id(module) in owners:
-            names.append(name)
-            owner_names.append(owner)
-    return names, owner_names
-
-
-def _forward_sources(chosen: Sequence[tuple[str, nn.Module]]) -> dict[str, Location]:
-    """Where each user-defined module's forward is: the ``created`` line of its outputs."""
-    found: dict[str, Location] = {}
-    for name, module in chosen:
-        # inspect.getattr_static: a scripted module's class answers `forward` with a
-        # descriptor that fails on the class itself
-        code = getattr(inspect.getattr_static(type(module), "forward", None), "__code__", None)
-        if code is None or not is_user_file(code.co_filename):
-            continue
-        filename = code.co_filename
-        if not filename.startswith("<"):
-            filename = str(Path(filename).resolve())
-        found[name] = Location(
-            file=filename,
-            line=code.co_firstlineno,
-            role="created",
-            function=f"{type(module).__name__}.forward",
-            text=linecache.getline(code.co_filename, code.co_firstlineno).strip() or None,
-        )
-    return found
