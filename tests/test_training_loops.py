@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gradprobe._carry import carrier
+from gradprobe.checks._carry import carrier
 from gradprobe.diagnose import diagnose_script
 from gradprobe.findings import Finding
 

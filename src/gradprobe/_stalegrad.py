@@ -27,12 +27,10 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from gradprobe.findings import Finding, LocationRole, make_finding
-
 if TYPE_CHECKING:  # the recorder imports this module
     from gradprobe._recorder import Events, SourceLine
 
-__all__ = ["StaleGrads", "stale_steps"]
+__all__ = ["StaleGrads"]
 
 _SAMPLES = 2  # parameters followed per optimizer
 _OPTIMIZERS = 8
@@ -154,29 +152,3 @@ def _nonzero(sample: _Sample) -> bool:
     """A gradient cleared with ``grad.data.zero_()`` keeps its version: look at the values."""
     grad = sample.grad() if sample.grad is not None else None
     return grad is not None and bool(grad.any())
-
-
-def stale_steps(events: Events) -> list[Finding]:
-    """GP134 once two steps used gradients that still held an earlier step's."""
-    from gradprobe._blame import _where, location
-
-    if len(events.stale_steps) < 2:
-        return []
-    backward, step = events.stale_steps[0]
-    pairs: list[tuple[SourceLine | None, LocationRole]] = [(backward, "cause"), (step, "read")]
-    count = len(events.stale_steps)
-    more = f"{count}" if count < 20 else "at least 20"
-    return [
-        make_finding(
-            "GP134",
-            message=(
-                f"The gradients were not reset between optimizer steps: the backward at "
-                f"{_where(backward)} added into gradients that the step at {_where(step)} had "
-                f"already used, and {more} steps updated with gradients that still held "
-                "earlier steps' (the sum of every gradient since the last reset). Call "
-                "optimizer.zero_grad() before each backward (or right after step())."
-            ),
-            locations=[loc for line, role in pairs if (loc := location(line, role))],
-            details={"steps": count},
-        )
-    ]

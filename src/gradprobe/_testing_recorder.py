@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from gradprobe._source import line_location
 from gradprobe.findings import Finding, Location
 
 __all__ = [
@@ -82,8 +83,6 @@ def cut_locations() -> list[tuple[str, Location]]:
     if recording is None:
         return []
     cuts: Mapping[int, Any] = recording.events.cuts
-    from gradprobe import _blame
-
     found: list[tuple[str, Location]] = []
     seen: set[Any] = set()
     for cut in sorted(cuts.values(), key=lambda c: c.order):
@@ -91,7 +90,7 @@ def cut_locations() -> list[tuple[str, Location]]:
         if how is None or cut.line is None or cut.line in seen:
             continue
         seen.add(cut.line)
-        location = _blame.location(cut.line, "cause")
+        location = line_location(cut.line, "cause")
         if location is not None:
             if cut.kind == "non_differentiable":
                 how = f"{cut.op} (not differentiable)"
@@ -108,10 +107,10 @@ def silent_writes(roots: list[torch.Tensor]) -> list[Finding]:
     recording = active()
     if recording is None:
         return []
-    from gradprobe import _blame
+    from gradprobe.checks.saved_tensors import silent_findings
 
     with quiet():
         try:
-            return list(_blame.silent_findings(recording.events, roots))
+            return list(silent_findings(recording.events, roots))
         except Exception:  # noqa: BLE001 - a partial recording must not break an assertion
             return []

@@ -221,7 +221,7 @@ def check(
         recording = sys.modules.get("gradprobe.record")
         active = recording.active_recording() if recording is not None else None
         if active is not None:
-            from gradprobe._blame import join_lines
+            from gradprobe.checks.saved_tensors import join_lines
 
             findings = join_lines(active.events, findings, graph)
     return CheckReport(findings=tuple(findings), graph=graph)

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any, final
 import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
-from gradprobe import _blame
 from gradprobe._compat import node_creation_hook
 from gradprobe._lifetimes import watch_lifetimes
 from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
+from gradprobe._source import line_location
 from gradprobe.checks import BackwardCall, CheckRunner, OpCall, Run, StepCall
 from gradprobe.errors import GradprobeError
 from gradprobe.findings import Finding
@@ -213,7 +213,7 @@ class Recording:
         elif self._prechecked[0] == event.order and self._prechecked[2]:
             # Already explained before backward ran: add where it raised.
             start, count = self._prechecked[1], self._prechecked[2]
-            location = _blame.location(event.line, "error")
+            location = line_location(event.line, "error")
             if location is not None:
                 analyses = self.events.analyses
                 for index in range(start, start + count):
@@ -222,7 +222,7 @@ class Recording:
             return
         else:
             found = checks.backward_error(call)
-            location = _blame.location(event.line, "error")
+            location = line_location(event.line, "error")
             if location is not None:
                 found = [replace(f, locations=(*f.locations, location)) for f in found]
         self.events.analyses.extend(found)

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from gradprobe._evalfreeze import reads_training
+from gradprobe.checks.modes import reads_training
 from gradprobe.diagnose import diagnose_script
 from gradprobe.findings import Finding
 

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gradprobe import _blame
-from gradprobe._recorder import _return_line
+from gradprobe._compat import HOOK_CHANGED_ERROR
+from gradprobe._recorder import (
+    Events,
+    _return_line,
+)
 from gradprobe.checks._api import BackwardCall, Check, Run, register
-from gradprobe.findings import Finding
+from gradprobe.checks._common import _locations, _where, location
+from gradprobe.findings import Finding, make_finding
 from gradprobe.hooks._arity import wrong_arity
 from gradprobe.hooks._inplace import hook_writes
 from gradprobe.hooks._probe import HookProbe
@@ -28,7 +32,7 @@ class HookWrites(Check):
         events = run.events
         if not events.hook_writes:
             return ()
-        return hook_writes(events.hook_writes, events.tensor_hooks, _blame.location)
+        return hook_writes(events.hook_writes, events.tensor_hooks, location)
 
 
 @register
@@ -42,10 +46,10 @@ class HookResults(Check):
     def on_backward_error(self, call: BackwardCall) -> Iterable[Finding]:
         if call.error is None:
             return ()
-        changed = _blame._HOOK_CHANGED.search(str(call.error))
+        changed = _HOOK_CHANGED.search(str(call.error))
         if changed is not None:
-            return _blame._hook_changed(call.run.events, changed[1], changed[2])
-        return wrong_arity(call.error, _return_line, _blame.location)
+            return _hook_changed(call.run.events, changed[1], changed[2])
+        return wrong_arity(call.error, _return_line, location)
 
 
 @register
@@ -68,3 +72,29 @@ class HookRegistrations(Check):
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return self.probe.findings(run.error)
+
+
+# -- analyses ---------------------------------------------------------------------------
+
+
+def _hook_changed(events: Events, name: str, what: str) -> list[Finding]:
+    registered, returns = events.tensor_hooks.get(name, (None, None))
+    return [
+        make_finding(
+            "GP307",
+            message=(
+                f"The tensor hook {name!r}"
+                + (f" registered at {_where(registered)}" if registered else "")
+                + " returned"
+                + (f" (at {_where(returns)})" if returns else "")
+                + f" a gradient whose {what} differs from the one it was given, so"
+                " backward() stopped. A hook may only replace the gradient with one "
+                "like it; keep other results (a pooled map for Grad-CAM) in a variable."
+            ),
+            locations=_locations((returns, "cause"), (registered, "registered")),
+            details={"hook": name, "changed": what},
+        )
+    ]
+
+
+_HOOK_CHANGED = HOOK_CHANGED_ERROR

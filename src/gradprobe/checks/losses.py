@@ -4,12 +4,19 @@ still attached to the critic."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import linecache
+from collections.abc import Iterable, Sequence
 
-from gradprobe import _blame
-from gradprobe._losses import broadcast_losses, squashed_losses
+import torch
+
+from gradprobe._recorder import (
+    Events,
+    SourceLine,
+    _names_at,
+)
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.findings import Finding
+from gradprobe.checks._common import _locations, _top_modules, _where, location
+from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = ["BroadcastTarget", "GradTarget", "ProbabilitiesToLogitLoss", "WeightedLogProb"]
 
@@ -22,7 +29,7 @@ class GradTarget(Check):
     codes = ("GP118",)
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return _blame._grad_targets(run.events)
+        return _grad_targets(run.events)
 
 
 @register
@@ -33,7 +40,7 @@ class WeightedLogProb(Check):
     codes = ("GP123",)
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return _blame._weighted_log_probs(run.events)
+        return _weighted_log_probs(run.events)
 
 
 @register
@@ -57,3 +64,158 @@ class BroadcastTarget(Check):
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return broadcast_losses(run.events)
+
+
+# -- analyses ---------------------------------------------------------------------------
+
+
+def _grad_targets(events: Events) -> list[Finding]:
+    if not any(b.error is None for b in events.backwards):
+        return []
+    return [
+        make_finding(
+            "GP118",
+            message=(
+                f"{op} at {_where(line)} was given a target that requires grad"
+                + (f" (computed at {_where(origin)})" if origin else "")
+                + ": backward() also differentiates through the target, so the model is "
+                "pushed to move its targets toward its predictions (a DQN's TD target, an "
+                "EMA teacher, a stop-gradient branch). Compute the target under "
+                "torch.no_grad() or pass target.detach()."
+            ),
+            node=op,
+            locations=_locations((origin or line, "cause"), (line, "read")),
+        )
+        for line, origin, op in events.grad_targets[:1]
+    ]
+
+
+def _weighted_log_probs(events: Events) -> list[Finding]:
+    if not any(b.error is None for b in events.backwards):
+        return []
+    found = []
+    for line, made, origin, count in events.weighted_log_probs[:1]:
+        names = sorted(_names_at(made, store=True)) if made is not None else []
+        name = names[0] if len(names) == 1 else None
+        weight = f"{name!r}" if name else "the weight"
+        found.append(
+            make_finding(
+                "GP123",
+                message=(
+                    f"A log-probability of chosen actions is multiplied at {_where(line)} by "
+                    f"{weight}"
+                    + (f" (made at {_where(made)})" if made is not None and made != line else "")
+                    + ", which still requires grad"
+                    + (f" (its graph comes from {_where(origin)})" if origin is not None else "")
+                    + f" and reaches {count} parameter{'s' if count != 1 else ''} the "
+                    "log-probability does not. backward() trains "
+                    + ("them" if count != 1 else "it")
+                    + " through this product too (gradient -log_prob × ∂weight), so the "
+                    "critic or baseline behind the weight drifts toward raising "
+                    "log-probabilities. Use "
+                    + (f"{name}.detach()" if name else "weight.detach()")
+                    + " in the policy term; train the critic with its own loss."
+                ),
+                tensor=name,
+                locations=_locations((made or line, "cause"), (line, "read")),
+            )
+        )
+    return found
+
+
+# loss -> (the squashing function it must not be given, its layer types, what it wants, fix)
+_LOSSES: dict[str, tuple[str, tuple[type[torch.nn.Module], ...], str, str]] = {
+    "cross_entropy": (
+        "softmax",
+        (torch.nn.Softmax, torch.nn.Softmax2d),
+        "logits",
+        (
+            "Remove the softmax and pass the raw scores to cross_entropy (apply softmax "
+            "only for predictions)."
+        ),
+    ),
+    "nll_loss": (
+        "softmax",
+        (torch.nn.Softmax, torch.nn.Softmax2d),
+        "log-probabilities (log_softmax)",
+        "Use log_softmax instead of softmax before nll_loss.",
+    ),
+    "binary_cross_entropy_with_logits": (
+        "sigmoid",
+        (torch.nn.Sigmoid,),
+        "logits",
+        (
+            "Remove the sigmoid and pass the raw scores (or keep it and use "
+            "binary_cross_entropy, which is less stable)."
+        ),
+    ),
+}
+
+
+def squashed_losses(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+    """GP133 for every loss line given softmax or sigmoid output (at most three)."""
+    found: list[Finding] = []
+    for loss_line, (made, loss, in_module) in list(events.squashed_losses.items())[:3]:
+        squash, layer_types, wants, fix = _LOSSES[loss]
+        cause = made
+        text = linecache.getline(made[0], made[1]) if made else ""
+        if in_module or squash not in text.lower():  # an nn.Softmax / nn.Sigmoid layer ran
+            layers = [
+                m
+                for top in _top_modules(modules)
+                for m in top.modules()
+                if isinstance(m, layer_types)
+            ]
+            if len(layers) == 1:
+                cause = events.module_lines.get(id(layers[0]), made)
+        pairs: list[tuple[SourceLine | None, LocationRole]] = [
+            (cause, "cause"),
+            (loss_line, "read"),
+        ]
+        found.append(
+            make_finding(
+                "GP133",
+                message=(
+                    f"{loss} at {_where(loss_line)} is given the output of a {squash} (made at "
+                    f"{_where(cause)}), but it expects {wants}: the values go through the "
+                    f"{squash} twice, which flattens the gradients, so training is slow and "
+                    f"stalls. {fix}"
+                ),
+                locations=[loc for line, role in pairs if (loc := location(line, role))],
+                details={"loss": loss, "given": squash},
+            )
+        )
+    return found
+
+
+def broadcast_losses(events: Events) -> list[Finding]:
+    """GP135 for every elementwise loss line whose shapes broadcast (at most three)."""
+    found: list[Finding] = []
+    for line, (loss, given, target, shape) in list(events.broadcast_losses.items())[:3]:
+        hint = _shape_fix(given, target)
+        found.append(
+            make_finding(
+                "GP135",
+                message=(
+                    f"{loss} at {_where(line)} compares an input of shape {_shape(given)} with "
+                    f"a target of shape {_shape(target)}; they broadcast to {_shape(shape)}, so "
+                    "every prediction is scored against every target and the model learns to "
+                    f"predict their mean. {hint}"
+                ),
+                locations=[loc for loc in (location(line, "cause"),) if loc],
+                details={"loss": loss, "input": list(given), "target": list(target)},
+            )
+        )
+    return found
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _shape_fix(given: tuple[int, ...], target: tuple[int, ...]) -> str:
+    if given[-1:] == (1,) and given[:-1] == target:
+        return "Squeeze the output (output.squeeze(-1)) or unsqueeze the target."
+    if target[-1:] == (1,) and target[:-1] == given:
+        return "Squeeze the target (target.squeeze(-1)) or unsqueeze the output."
+    return "Make the input and target the same shape."

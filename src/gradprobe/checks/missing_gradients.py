@@ -7,13 +7,25 @@ too late, and operations whose derivative is zero almost everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
-from gradprobe import _blame
-from gradprobe._gradnone import none_grad_used
-from gradprobe._lateleaf import late_leaves
+import torch
+
+from gradprobe._compat import NO_GRAD_FN_TEXT, NONSCALAR_ERROR
+from gradprobe._recorder import (
+    Backward,
+    Events,
+    GradRead,
+    NodeKey,
+    Reparam,
+    SourceLine,
+)
+from gradprobe._source import traceback_location
 from gradprobe.checks._api import BackwardCall, Check, Run, register
-from gradprobe.findings import Finding
+from gradprobe.checks._common import _locations, _top_modules, _where, location
+from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = [
     "FlatGradients",
@@ -34,7 +46,7 @@ class NonLeafGradRead(Check):
     codes = ("GP106",)
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return _blame._grad_reads(run.events)
+        return _grad_reads(run.events)
 
 
 @register
@@ -47,19 +59,19 @@ class GraphCut(Check):
 
     def on_backward_error(self, call: BackwardCall) -> Iterable[Finding]:
         text = "" if call.error is None else str(call.error)
-        if _blame._NONSCALAR in text:
-            return _blame._nonscalar(call.run.events, call.event, call.roots)
-        if _blame._NO_GRAD_FN in text:
-            return _blame._no_grad_fn(call.run.events, call.roots, call.run.taint)
+        if _NONSCALAR in text:
+            return _nonscalar(call.run.events, call.event, call.roots)
+        if _NO_GRAD_FN in text:
+            return _no_grad_fn(call.run.events, call.roots, call.run.taint)
         return ()
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return _blame._mixes(run.events)
+        return _mixes(run.events)
 
     def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
         if not isinstance(run.error, Exception):
             return ()
-        return _blame.scalar_backward(run.events, run.error)
+        return scalar_backward(run.events, run.error)
 
 
 @register
@@ -71,7 +83,7 @@ class UnusedParameters(Check):
     reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return _blame._unused(run.events, run.modules)
+        return _unused(run.events, run.modules)
 
 
 @register
@@ -82,7 +94,7 @@ class LeafBackward(Check):
     codes = ("GP115",)
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return _blame._leaf_backwards(run.events)
+        return _leaf_backwards(run.events)
 
 
 @register
@@ -94,7 +106,7 @@ class FlatGradients(Check):
     reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return _blame._flat_gradients(run.events, list(run.modules))
+        return _flat_gradients(run.events, list(run.modules))
 
 
 @register
@@ -119,3 +131,533 @@ class NoneGradUsed(Check):
         if not isinstance(run.error, Exception):
             return ()
         return none_grad_used(run.events, run.error, found)
+
+
+# -- analyses ---------------------------------------------------------------------------
+
+
+def _nonscalar(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> list[Finding]:
+    for root, key in zip(roots, event.roots, strict=False):
+        if root.numel() == 1:
+            continue
+        record = events.nodes.get(key) if key is not None else None
+        line = record.line if record is not None else None
+        return [
+            make_finding(
+                "GP105",
+                message=(
+                    f"backward() was called on a tensor of shape {tuple(root.shape)} "
+                    f"({root.numel()} elements) without a gradient; it was made by "
+                    f"{key[0] if key else 'an operation'} at {_where(line)}. Reduce it to "
+                    "a scalar there (mean/sum over the batch) or pass a gradient."
+                ),
+                tensor=f"tensor of shape {tuple(root.shape)}",
+                node=key[0] if key else None,
+                locations=_locations((line, "cause")),
+                details={"shape": list(root.shape)},
+            )
+        ]
+    return []
+
+
+def _no_grad_fn(
+    events: Events,
+    roots: Sequence[torch.Tensor],
+    taint: Callable[[torch.Tensor], frozenset[int]],
+) -> list[Finding]:
+    findings: list[Finding] = []
+    for root in roots:
+        if root.requires_grad:
+            continue
+        cuts = sorted((events.cuts[i] for i in taint(root)), key=lambda cut: cut.order)
+        if not cuts and events.exits:
+            # Not computed from a cut value, but values left torch after a cut (.numpy(),
+            # .tolist(), .item()) and came back as a new tensor: the latest such cut.
+            cuts = [max((events.cuts[i] for i in events.exits), key=lambda cut: cut.order)]
+        where = ", ".join(f"{cut.op} ({cut.kind}) at {_where(cut.line)}" for cut in cuts)
+        findings.append(
+            make_finding(
+                "GP104",
+                message=(
+                    f"The tensor passed to backward() (shape {tuple(root.shape)}) does not "
+                    "require grad: "
+                    + (
+                        f"its graph was cut by {where}."
+                        if cuts
+                        else "nothing that requires grad was used to compute it while "
+                        "gradients were enabled."
+                    )
+                ),
+                locations=_locations(*_cut_causes(cuts)),
+                details={"cuts": [cut.op for cut in cuts]},
+            )
+        )
+    return findings
+
+
+def _cut_causes(cuts: Sequence[Any]) -> list[tuple[SourceLine | None, LocationRole]]:
+    """The lines to blame for cuts, at most two. A cut under no_grad blames the line that
+    turned gradients off; the op that ran there is where the value was ``created``."""
+    pairs: list[tuple[SourceLine | None, LocationRole]] = []
+    made: list[tuple[SourceLine | None, LocationRole]] = []
+    for cut in cuts:
+        context = getattr(cut, "context", None)
+        line = context if context is not None else cut.line
+        if line is not None and (line, "cause") not in pairs and len(pairs) < 2:
+            pairs.append((line, "cause"))
+            if context is not None and cut.line is not None:
+                made.append((cut.line, "created"))
+    return pairs + made
+
+
+def scalar_backward(events: Events, error: BaseException) -> list[Finding]:
+    """``loss.item().backward()``: the loss became a Python number at an ``.item()``."""
+    if not isinstance(error, AttributeError) or "attribute 'backward'" not in str(error):
+        return []
+    items = [cut for cut in events.cuts.values() if cut.kind == "item"]
+    if not items:
+        return []
+    last = max(items, key=lambda cut: cut.order)
+    return [
+        make_finding(
+            "GP104",
+            message=(
+                f"backward() was called on a Python number: {last.op}() at "
+                f"{_where(last.line)} turned a tensor that required grad into a plain float, "
+                "which has no graph. Keep the tensor for backward and call .item() only "
+                "for logging."
+            ),
+            locations=_locations((last.line, "cause")),
+        )
+    ]
+
+
+def _flat_gradients(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+    """GP120 when parameter gradients are exactly zero and the forward went through an op
+    whose derivative is zero (round, floor, sign, ...): every parameter of a model, or the
+    ones before that op while the ones after it learn."""
+    if not events.flat_ops or not any(b.error is None for b in events.backwards):
+        return []
+    flat: list[str] = []
+    learning = False  # some parameter got a gradient that is not all zero
+    tops = _top_modules(modules)
+    for top in tops:
+        prefix = f"{type(top).__name__}." if len(tops) > 1 else ""  # layers called directly
+        for name, param in top.named_parameters():
+            grad = param.grad
+            if grad is None or grad.device.type != "cpu":
+                continue
+            if bool(grad.count_nonzero()):
+                learning = True
+            else:
+                flat.append(prefix + name)
+    if not flat:
+        return []
+    every = not learning
+    line, op = events.flat_ops[0]
+    if every:
+        what = "Every parameter gradient of a model is exactly zero"
+        reach = "nothing before it can learn"
+    else:
+        names = ", ".join(flat[:4]) + (f" and {len(flat) - 4} more" if len(flat) > 4 else "")
+        what = f"The gradients of {names} are exactly zero"
+        reach = "the parameters before it cannot learn"
+    return [
+        make_finding(
+            "GP120",
+            message=(
+                f"{what}, and the forward pass went through {op} at {_where(line)}, whose "
+                f"derivative is zero everywhere it exists: {reach}. Use a differentiable "
+                "relaxation there (the probabilities themselves, or a straight-through "
+                "estimator x + (x.round() - x).detach())."
+            ),
+            node=op,
+            locations=_locations((line, "cause")),
+            details={"parameters": flat[:20]},
+        )
+    ]
+
+
+def _leaf_backwards(events: Events) -> list[Finding]:
+    if not events.leaf_backwards:
+        return []
+    order, line, made = events.leaf_backwards[0]
+    earlier = [c for c in events.cuts.values() if c.kind in _LOSSY and c.order < order]
+    # an argmax or comparison that lost the graph explains more than the .item() after it
+    earlier = [c for c in earlier if c.kind == "non_differentiable"] or earlier
+    cut = max(earlier, key=lambda c: c.order) if earlier else None
+    return [
+        make_finding(
+            "GP115",
+            message=(
+                f"backward() at {_where(line)} was called on a leaf tensor"
+                + (f" made at {_where(made)}" if made else "")
+                + ": it has no graph behind it, so backward only fills that tensor's own "
+                ".grad and no parameter gets a gradient."
+                + (
+                    f" The values it was made from lost their graph at {_where(cut.line)} "
+                    f"({cut.op})."
+                    if cut is not None
+                    else ""
+                )
+                + " Keep the loss tensor itself instead of rebuilding it with "
+                "torch.tensor(..., requires_grad=True)."
+            ),
+            locations=_locations((made or line, "cause"), (cut.line if cut else None, "created")),
+            details={"leaf_line": made[1] if made else None},
+        )
+    ]
+
+
+def _grad_reads(events: Events) -> list[Finding]:
+    found: list[Finding] = []
+    seen: set[Any] = set()
+    for read in events.grad_reads:
+        if read.line in seen:
+            continue
+        seen.add(read.line)
+        record = events.nodes.get(read.node) if read.node is not None else None
+        made = record.line if record is not None else None
+        op = read.node[0] if read.node else "an operation"
+        if read.reparam is not None:
+            found.append(_reparam_read(read, read.reparam, op))
+            continue
+        found.append(
+            make_finding(
+                "GP106",
+                message=(
+                    f".grad was read at {_where(read.line)} on a tensor of shape {read.shape} "
+                    f"that is not a leaf: it was computed by {op} at {_where(made)}, so "
+                    "autograd never fills its .grad. If you meant it to be a leaf, create it "
+                    "with the right dtype/device directly (torch.tensor(..., dtype=..., "
+                    "requires_grad=True)) or call .requires_grad_() after the conversion; "
+                    "otherwise call retain_grad() before backward()."
+                ),
+                node=op,
+                locations=_locations((made, "cause"), (read.line, "read")),
+                details={"shape": list(read.shape)},
+            )
+        )
+    return found
+
+
+def _reparam_read(read: GradRead, reparam: Reparam, op: str) -> Finding:
+    return make_finding(
+        "GP106",
+        message=(
+            f".grad was read at {_where(read.line)} on `{reparam.tensor}` (shape "
+            f"{read.shape}) of a module reparametrised by {reparam.how} at "
+            f"{_where(reparam.line)}: since then `{reparam.tensor}` is recomputed from the "
+            f"parameter `{reparam.name}` in every forward pass ({op}), so it is not a leaf "
+            f"and its .grad stays None. Read `{reparam.name}.grad` instead"
+            + (
+                f", or call prune.remove(module, {reparam.tensor!r}) to make "
+                f"`{reparam.tensor}` a plain parameter again."
+                if reparam.how == "pruning"
+                else ", or remove the parametrization (parametrize.remove_parametrizations)."
+            )
+        ),
+        node=op,
+        parameter=reparam.name,
+        locations=_locations((read.line, "cause"), (reparam.line, "cause")),
+        details={"shape": list(read.shape), "reparametrised_by": reparam.how},
+    )
+
+
+def _mixes(events: Events) -> list[Finding]:
+    found: list[Finding] = []
+    seen: set[Any] = set()
+    if not any(b.error is None for b in events.backwards):
+        return found
+    for mix in events.mixes:
+        if mix.line in seen:
+            continue
+        seen.add(mix.line)
+        cuts = sorted((events.cuts[i] for i in mix.cuts), key=lambda c: c.order)
+        # A detach or a no_grad block asked for by name is a choice (straight-through
+        # estimators, PPO's old log-probabilities); a comparison, argmax, .item() or numpy
+        # round trip that loses the graph on the way is the bug this finding is about.
+        named = [c for c in cuts if c.kind in _LOSSY]
+        if not named:
+            continue
+        where = ", ".join(f"{c.op} at {_where(c.line)}" for c in named[:3])
+        found.append(
+            make_finding(
+                "GP113",
+                message=(
+                    f"At {_where(mix.line)} a term that carries no gradient was combined "
+                    f"({mix.op}) with a value that does: it was computed from {where}, which "
+                    "cut the "
+                    "graph, so this term changes the loss value but contributes nothing to "
+                    "any gradient."
+                ),
+                locations=_locations(*((c.line, "cause") for c in named[:2]), (mix.line, "read")),
+                details={"cut_ops": [c.op for c in named]},
+            )
+        )
+    return found
+
+
+_LOSSY = frozenset({"non_differentiable", "item", "numpy", "autograd_grad"})
+
+
+def _routed(top: torch.nn.Module, called: set[int]) -> set[int]:
+    """ids of modules never called that sit in a ModuleList/ModuleDict beside a called
+    module of their own type: experts a router did not pick this time (mixture of experts,
+    a head per task), not a mistake; only DistributedDataParallel minds them."""
+    routed: set[int] = set()
+    for container in top.modules():
+        if not isinstance(container, (torch.nn.ModuleList, torch.nn.ModuleDict)):
+            continue
+        members = list(container.children())
+        used = {type(m) for m in members if id(m) in called}
+        for member in members:
+            if id(member) not in called and type(member) in used:
+                routed.update(id(m) for m in member.modules())
+    return routed
+
+
+def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]:
+    if not events.backwards or events.backwards[-1].error is not None:
+        return []  # a failed backward stops half-way: missing grads prove nothing
+    found: list[Finding] = []
+    modules = list(modules)
+    called = {id(module) for module in modules}
+    for top in _top_modules(modules):
+        owners = {
+            id(param): id(module)
+            for module in top.modules()
+            for param in module.parameters(recurse=False)
+        }
+        named = list(top.named_parameters())
+        trainable = [(n, p) for n, p in named if p.requires_grad]
+        if events.last_inputs is not None:  # backward(inputs=...): the rest on purpose
+            trainable = [(n, p) for n, p in trainable if id(p) in events.last_inputs]
+        idle_only: set[int] = set()
+        if not any(p.grad is not None for _, p in trainable):
+            # A model without any gradient is not judged (a frozen teacher, a target
+            # network), unless an optimizer stepped it while others had gradients, or
+            # stepped it right after a backward that reached none of it; the latter only
+            # when a cut on the way is found (not a zero_grad() in between: GP110).
+            stepped = events.starved | events.idle
+            trainable = [(n, p) for n, p in trainable if id(p) in stepped - events.fed]
+            idle_only = {id(p) for _, p in trainable} - events.starved
+            if not trainable:
+                continue
+        ddp = hasattr(top, "module") and type(top).__name__ == "DistributedDataParallel"
+        missing = [(n, p) for n, p in trainable if p.grad is None]
+        if missing and not ddp:
+            routed = _routed(top, called)
+            missing = [(n, p) for n, p in missing if owners.get(id(p)) not in routed]
+        by_cause: dict[Any, list[str]] = {}
+        for name, param in missing:
+            if ddp and name.startswith("module."):
+                name = name[len("module.") :]
+            cut = events.rewrapped.get(id(param))
+            how = "rewrapped"
+            if cut is None:
+                cut = _cut_above(events, events.first_use.get(id(param)))
+                how = "cut"
+            if cut is None:
+                cut = _leaf_cut(events, id(param))
+            line = cut.line if cut is not None else events.parameter_lines.get(id(param))
+            kind = (how, cut.op, cut.kind) if cut is not None else None
+            if cut is None and id(param) in idle_only:
+                continue
+            if cut is None and owners.get(id(param)) in called:
+                kind = ("ran", "", "")
+            by_cause.setdefault((kind, line), []).append(name)
+        for (kind, line), names in by_cause.items():
+            if kind is not None and kind[0] == "cut" and kind[2] == "data":
+                why = (
+                    f"they were used only through .data at {_where(line)}, which is their "
+                    "memory without their graph, so nothing flows back to them. Use the "
+                    "parameter itself there (self.weight, not self.weight.data)."
+                )
+            elif kind is not None and kind[0] == "cut":
+                how = {
+                    "detach": "",
+                    "no_grad": " under torch.no_grad()",
+                    "autograd_grad": " (autograd.grad without create_graph)",
+                }.get(kind[2], " (not differentiable)")
+                why = (
+                    f"they were used, but the graph from them was cut at {_where(line)} by "
+                    f"{kind[1]}(){how}, so nothing flows back to them."
+                )
+            elif kind is not None and kind[0] == "ran":
+                why = (
+                    f"their module (made at {_where(line)}) ran, but no use of them reached "
+                    "the loss with autograd on: look in its forward for .data, "
+                    "torch.no_grad()/inference_mode, or a checkpoint(use_reentrant=True) "
+                    "whose inputs need no grad."
+                )
+            elif kind is not None:
+                why = (
+                    f"the graph from them was cut at {_where(line)}, where a new nn.Parameter "
+                    "was made from a computed tensor: the new parameter is a fresh leaf, so "
+                    "nothing flows back to the parameters it was computed from."
+                )
+            else:
+                why = (
+                    "the loss does not depend on them: the module they belong to (made at "
+                    f"{_where(line)}) was not used on the path to the loss"
+                    + (
+                        "; under DistributedDataParallel this also makes the next iteration "
+                        "fail unless find_unused_parameters=True."
+                        if ddp
+                        else "."
+                    )
+                )
+            found.append(
+                make_finding(
+                    "GP107",
+                    message=(
+                        f"{len(names)} parameter{'s' if len(names) != 1 else ''} got no "
+                        f"gradient after backward(): {', '.join(names[:8])}"
+                        + (" ..." if len(names) > 8 else "")
+                        + f"; {why}"
+                    ),
+                    parameter=names[0],
+                    module=type(top).__name__,
+                    locations=_locations(
+                        (line, "created" if kind is not None and kind[0] == "ran" else "cause")
+                    ),
+                    details={"parameters": names, "ddp": ddp},
+                )
+            )
+    return found
+
+
+def _cut_above(events: Events, start: NodeKey | None, limit: int = 20_000) -> Any:
+    """The first cut reached going up (towards the loss) from ``start``, the node that first
+    used a parameter: the parameter fed a graph that was then detached."""
+    if start is None:
+        return None
+    seen = {start}
+    queue = [start]
+    for key in queue:
+        cut = events.cut_inputs.get(key)
+        if cut is not None:
+            return events.cuts[cut]
+        record = events.nodes.get(key)
+        if record is None:
+            continue
+        for parent in record.consumers:
+            if parent not in seen and len(seen) < limit:
+                seen.add(parent)
+                queue.append(parent)
+    return None
+
+
+def _leaf_cut(events: Events, ident: int) -> Any:
+    """The latest cut a parameter fed directly before the last backward (``w.data``, a
+    layer run under no_grad), or None."""
+    last = events.backwards[-1].order if events.backwards else None
+    for cut_id in reversed(events.leaf_cuts.get(ident, ())):
+        cut = events.cuts[cut_id]
+        if last is None or cut.order < last:
+            return cut
+    return None
+
+
+_NONSCALAR = NONSCALAR_ERROR
+
+
+_NO_GRAD_FN = NO_GRAD_FN_TEXT
+
+
+def late_leaves(events: Events) -> list[Finding]:
+    found: list[Finding] = []
+    for turned, read, backward, built in events.late_leaves[:3]:
+        pairs: list[tuple[SourceLine | None, LocationRole]] = [
+            (turned, "cause"),
+            (built, "created"),
+            (read, "read"),
+        ]
+        found.append(
+            make_finding(
+                "GP136",
+                message=(
+                    f"requires_grad was turned on at {_where(turned)}, after the forward pass "
+                    f"that starts at {_where(built)} had already used the tensor: autograd "
+                    "records the graph as ops run, so the graph that backward() at "
+                    f"{_where(backward)} went through does not contain it, and its .grad read "
+                    f"at {_where(read)} is None. Set requires_grad before the forward: "
+                    "x.requires_grad_() before using x, or create it with "
+                    "requires_grad=True."
+                ),
+                locations=[loc for line, role in pairs if (loc := location(line, role))],
+            )
+        )
+    return found
+
+
+# findings that already say why this .grad is None
+_EXPLAINED = frozenset({"GP106", "GP107", "GP136"})
+
+
+def none_grad_used(
+    events: Events, error: BaseException, findings: Sequence[Finding]
+) -> list[Finding]:
+    if not isinstance(error, (AttributeError, TypeError)) or "NoneType" not in str(error):
+        return []
+    failed = traceback_location(error.__traceback__)
+    if failed is None:
+        return []
+    hit = next(
+        (
+            (read, seen)
+            for read, seen in events.none_grad_reads.items()
+            if read[1] == failed.line and _resolved(read[0]) == failed.file
+        ),
+        None,
+    )
+    if hit is None:
+        return []
+    read, (backwards, what, made, cut_id) = hit
+    cut = events.cuts.get(cut_id) if cut_id is not None else None
+    if backwards:
+        if any(f.code in _EXPLAINED for f in findings):
+            return []
+        if cut is not None and cut.line is not None:
+            why = (
+                "backward() had run, but not through this tensor: the graph was cut from it "
+                f"by {cut.op} at line {cut.line[1]}, so the loss computed from that result "
+                "does not reach it. Compute from the tensor itself where you need its "
+                "gradient."
+            )
+        else:
+            why = (
+                "backward() had run, but not through this tensor: the loss's graph does not "
+                "contain it (it was not used, or a detach(), .data, torch.no_grad() or a "
+                "non-differentiable op cut it off). gradprobe.leaf_report(gradprobe.trace("
+                "loss), tensor) shows whether the loss reaches it."
+            )
+    else:
+        cut = None
+        why = (
+            "no backward() had run yet, and .grad stays None until a backward reaches the "
+            "tensor. Zeroing gradients by hand before the first backward is the usual "
+            "cause: check `if p.grad is not None`, set `p.grad = None` instead, or zero "
+            "after the update."
+        )
+    made_at = f" (made at line {made[1]})" if made else ""
+    pairs: list[tuple[SourceLine | None, LocationRole]] = (
+        [(cut.line, "cause"), (read, "read")] if cut is not None else [(read, "cause")]
+    )
+    pairs.append((made, "created"))
+    return [
+        make_finding(
+            "GP137",
+            message=(
+                f"The script failed on the .grad of a {what}{made_at}, read at line "
+                f"{read[1]}: it was None because {why}"
+            ),
+            locations=[loc for where, role in pairs if (loc := location(where, role))],
+            details={"backward_calls_before": backwards},
+        )
+    ]
+
+
+def _resolved(filename: str) -> str:
+    return filename if filename.startswith("<") else str(Path(filename).resolve())

@@ -3,11 +3,18 @@ formula, and gradients that became non-finite."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from gradprobe import _blame
+import torch
+
+from gradprobe._recorder import (
+    Events,
+    SourceLine,
+)
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.findings import Finding
+from gradprobe.checks._common import _locations, _top_modules, _where
+from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = ["NonFiniteOrigin"]
 
@@ -21,4 +28,145 @@ class NonFiniteOrigin(Check):
     reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return _blame._nan_findings(run.events, list(run.modules))
+        return _nan_findings(run.events, list(run.modules))
+
+
+# -- analyses ---------------------------------------------------------------------------
+
+
+def _in_module(module: tuple[str, str] | None) -> str:
+    if module is None:
+        return ""
+    name, kind = module
+    return f" in module '{name}' ({kind})" if name else f" in the {kind} model's own forward"
+
+
+def _parameter_name(ident: int, modules: Sequence[torch.nn.Module]) -> str | None:
+    """The qualified name of the parameter with ``id`` ``ident`` in the outermost module
+    (of the script's models) that holds it."""
+    for module in _top_modules(modules):
+        for name, param in module.named_parameters():
+            if id(param) == ident:
+                return name
+    return None
+
+
+def _nan_findings(events: Events, modules: Sequence[torch.nn.Module] = ()) -> list[Finding]:
+    found: list[Finding] = []
+    nan, inf = events.first_nan, events.first_inf
+    if nan is not None and nan.in_step:
+        found.append(_nan_from_step(nan, inf, events))
+    elif nan is not None:
+        pairs: list[tuple[SourceLine | None, LocationRole]] = [(nan.line, "cause")]
+        if inf is not None and inf.order < nan.order:
+            pairs.append((inf.line, "created"))
+        found.append(
+            make_finding(
+                "GP201",
+                message=(
+                    f"The first NaN of the forward pass came from {nan.op} at "
+                    f"{_where(nan.line)}"
+                    + _in_module(nan.module)
+                    + f" (output shape {nan.shape})"
+                    + (
+                        f"; an infinity appeared earlier, from {inf.op} at {_where(inf.line)}"
+                        if inf is not None and inf.order < nan.order
+                        else ""
+                    )
+                    + "."
+                ),
+                node=nan.op,
+                module=nan.module[0] or nan.module[1] if nan.module else None,
+                locations=_locations(*pairs),
+            )
+        )
+    for ident, described, shape, is_nan in [] if events.amp else events.nan_grads[:1]:
+        what = "NaN" if is_nan else "infinite"
+        qualified = _parameter_name(ident, modules)
+        name = qualified or described
+        subject = f"parameter '{qualified}' {tuple(shape)}" if qualified else f"a {described}"
+        if nan is not None and nan.in_step:
+            message = (
+                f"The gradient of {subject} is {what}, and the optimizer step at "
+                f"{_where(nan.line)} applied it"
+                + (
+                    f"; it comes from the infinity {inf.op} made at {_where(inf.line)}"
+                    if inf is not None and inf.order < nan.order
+                    else ""
+                )
+                + " (see GP201)."
+            )
+            pairs = []
+        elif nan is not None:
+            message = (
+                f"The gradient of {subject} is {what}; the forward pass already produced NaN "
+                f"at {_where(nan.line)} (see GP201)."
+            )
+            pairs = []
+        elif inf is not None:
+            message = (
+                f"The gradient of {subject} is {what}, although the forward values that "
+                f"reached the loss were finite: {inf.op} at {_where(inf.line)} produced an "
+                "infinity (shape "
+                f"{inf.shape}) whose backward formula multiplies it by 0, giving NaN. This is "
+                "typical of torch.where/masking: mask the input of the unsafe operation, not "
+                "only its output."
+            )
+            pairs = [(inf.line, "cause")]
+        elif events.nan_node is not None:
+            record = events.nodes.get(events.nan_node)
+            made = record.line if record is not None else None
+            message = (
+                f"The gradient of {subject} is {what} although the forward pass was finite: "
+                f"the backward of {events.nan_node[0]} (made at {_where(made)}) turned finite "
+                "gradients into NaN/Inf, at the edge of its domain (sqrt or norm at 0, log of "
+                "0, division by 0). Add an eps inside it, or mask its input."
+            )
+            pairs = [(made, "cause")]
+        else:
+            message = (
+                f"The gradient of {subject} is {what} although the forward pass was finite: a "
+                "backward formula divided by zero or overflowed (sqrt/norm/pow at 0, log of 0)."
+            )
+            pairs = []
+        found.append(
+            make_finding(
+                "GP202",
+                message=message,
+                tensor=name,
+                locations=_locations(*pairs),
+                details={"shape": list(shape)},
+            )
+        )
+    return found
+
+
+def _nan_from_step(nan: Any, inf: Any, events: Events) -> Finding:
+    """GP201 when the first NaN was written by an optimizer step: the parameters took
+    non-finite gradients, so the cause is wherever those came from."""
+    message = (
+        f"The first NaN of the run was written into the parameters by the optimizer step at "
+        f"{_where(nan.line)} ({nan.op}): the gradients it applied were not finite, and every "
+        "forward pass after it is NaN."
+    )
+    pairs: list[tuple[SourceLine | None, LocationRole]] = [(nan.line, "read")]
+    if inf is not None and inf.order < nan.order:
+        message += (
+            f" They come from an infinity that {inf.op} produced earlier at {_where(inf.line)}"
+            + _in_module(inf.module)
+            + f" (shape {inf.shape}): an infinite value on the way to the loss makes the "
+            "backward produce inf and NaN. Make that operation safe (log_softmax instead of "
+            "log(softmax(...)), a clamp or an eps inside log, sqrt and division); if the "
+            "values grew over several steps instead, lower the learning rate or clip the "
+            "gradients."
+        )
+        pairs.insert(0, (inf.line, "cause"))
+    else:
+        message += " The forward values were finite: see GP202 for where the backward broke."
+    return make_finding(
+        "GP201",
+        message=message,
+        node=nan.op,
+        locations=_locations(*pairs),
+        details={"in_optimizer_step": True},
+    )

@@ -3,13 +3,18 @@ on the parameters that should learn."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from gradprobe import _blame
-from gradprobe._frozenstep import stepped_freezes
-from gradprobe._stalegrad import stale_steps
+import torch
+
+from gradprobe._recorder import (
+    Events,
+    SourceLine,
+)
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.findings import Finding
+from gradprobe.checks._common import _locations, _top_modules, _where, location
+from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = [
     "ClipOrder",
@@ -28,7 +33,7 @@ class ZeroedBeforeStep(Check):
     codes = ("GP110",)
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return _blame._zeroed(run.events)
+        return _zeroed(run.events)
 
 
 @register
@@ -39,7 +44,7 @@ class ClipOrder(Check):
     codes = ("GP119", "GP127")
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return [*_blame._early_clips(run.events), *_blame._scaled_clips(run.events)]
+        return [*_early_clips(run.events), *_scaled_clips(run.events)]
 
 
 @register
@@ -74,6 +79,216 @@ class OptimizerCoverage(Check):
     reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return _blame.optimizer_coverage(
+        return optimizer_coverage(
             run.events, list(run.modules), list(run.optimizers), dict(run.inside)
         )
+
+
+# -- analyses ---------------------------------------------------------------------------
+
+
+def _scaled_clips(events: Events) -> list[Finding]:
+    if not events.scaled_clips:
+        return []
+    line = events.scaled_clips[0]
+    return [
+        make_finding(
+            "GP127",
+            message=(
+                f"Gradient clipping at {_where(line)} ran on gradients a GradScaler had "
+                "multiplied by its loss scale (65536 at the start) and nobody unscaled: the "
+                "norm it measures is the scaled one, so nearly every step is clipped to a "
+                "tiny update (and clip_grad_value_ thresholds mean nothing). Call "
+                "scaler.unscale_(optimizer) between backward() and the clipping."
+            ),
+            locations=_locations((line, "cause")),
+        )
+    ]
+
+
+def _early_clips(events: Events) -> list[Finding]:
+    if not events.steps or not events.early_clips:
+        return []
+    line = events.early_clips[0]
+    return [
+        make_finding(
+            "GP119",
+            message=(
+                f"Gradient clipping at {_where(line)} ran when no backward() had produced "
+                "gradients for the next optimizer step: it clipped stale or zeroed gradients, "
+                "and the ones step() applies are not clipped at all. Clip between "
+                "loss.backward() and optimizer.step()."
+            ),
+            locations=_locations((line, "cause")),
+        )
+    ]
+
+
+def _zeroed(events: Events) -> list[Finding]:
+    if not events.steps:
+        return []  # no training loop: zeroing gradients after backward is nobody's bug
+    return [
+        make_finding(
+            "GP110",
+            message=(
+                f"At {_where(line)} gradients were set to None after a backward() whose "
+                "gradients no optimizer step had used yet: that backward's work is thrown "
+                "away. If you accumulate over micro-batches, zero the gradients only right "
+                "after optimizer.step()."
+            ),
+            locations=_locations((line, "cause")),
+        )
+        for line in events.zeroings[:1]
+    ]
+
+
+def optimizer_coverage(
+    events: Events,
+    modules: Sequence[torch.nn.Module],
+    optimizers: Sequence[Any],
+    inside: Mapping[int, torch.nn.Module | None],
+) -> list[Finding]:
+    """GP116: parameters that get gradients which no optimizer that stepped holds, because
+    their module is not registered in the model that uses it (a plain list of layers) or
+    was made after the optimizer collected the model's parameters (a replaced head)."""
+    if not optimizers or not events.steps:
+        return []
+    held = {id(p) for opt in optimizers for group in opt.param_groups for p in group["params"]}
+    made = [
+        events.optimizer_lines[id(opt)] for opt in optimizers if id(opt) in events.optimizer_lines
+    ]
+    tops = _top_modules(modules)
+    found: list[Finding] = []
+    for module in modules:
+        missed = [
+            name
+            for name, p in module.named_parameters(recurse=False)
+            if p.requires_grad and p.grad is not None and id(p) not in held
+        ]
+        if not missed:
+            continue
+        kind = type(module).__name__
+        line = events.module_lines.get(id(module))
+        outer = inside.get(id(module))
+        if outer is not None and not any(m is module for m in outer.modules()):
+            message = (
+                f"The {kind} made at {_where(line)} runs inside {type(outer).__name__} but is "
+                "not registered in it (it is kept in a plain list, dict or other container "
+                "nn.Module does not look into), so model.parameters() leaves out its "
+                f"parameters ({', '.join(missed)}): they get gradients and no optimizer "
+                "updates them. Hold it in nn.ModuleList / nn.ModuleDict, or assign it as an "
+                "attribute."
+            )
+            pairs: list[tuple[SourceLine | None, LocationRole]] = [(line, "cause")]
+        elif remade := _made_in_forward(events, module, missed):
+            line = remade
+            message = (
+                f"{', '.join(missed)} of the {kind} {'are' if len(missed) > 1 else 'is'} "
+                f"made at {_where(line)}, inside forward(), so no optimizer holds "
+                f"{'them' if len(missed) > 1 else 'it'}: the gradients {'they get' if len(missed) > 1 else 'it gets'} "
+                "are never applied (and when forward makes a new one on every call, the one "
+                "the optimizer does hold no longer takes part). Create parameters once, in "
+                "__init__, and only use them in forward (to reset values, write into the "
+                "existing one under torch.no_grad())."
+            )
+            pairs = [(line, "cause")]
+        else:
+            order = events.module_orders.get(id(module))
+            earlier = [m for m in made if order is not None and m[0] < order]
+            if not earlier:
+                continue  # built before the optimizer and left out: a choice, not this bug
+            if not any(
+                top is not module
+                and any(m is module for m in top.modules())
+                and any(id(p) in held for p in top.parameters())
+                for top in tops
+            ):
+                continue  # not part of a model the optimizer trains: a separate computation
+            where = max(earlier)[1]
+            message = (
+                f"The {kind} made at {_where(line)} gets gradients ({', '.join(missed)}) but "
+                f"the optimizer built at {_where(where)}, before it, does not hold its "
+                "parameters: the layer was created or replaced after the optimizer collected "
+                "model.parameters(), so it never trains. Build the optimizer after the model "
+                "is final (or add_param_group the new parameters)."
+            )
+            pairs = [(line, "cause"), (where, "cause")]
+        found.append(
+            make_finding(
+                "GP116",
+                message=message,
+                module=kind,
+                parameter=missed[0],
+                locations=_locations(*pairs),
+                details={"parameters": missed},
+            )
+        )
+    return found
+
+
+def _made_in_forward(
+    events: Events, module: torch.nn.Module, names: Sequence[str]
+) -> SourceLine | None:
+    """Where ``module``'s parameters ``names`` were made, when that was inside a forward."""
+    for name in names:
+        line = events.parameter_lines.get(id(getattr(module, name, None)))
+        if line is not None and line[2] == "forward":
+            return line
+    return None
+
+
+def stepped_freezes(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+    if not events.frozen_steps:
+        return []
+    names: dict[int, str] = {}
+    for top in _top_modules(modules):
+        for name, param in top.named_parameters():
+            names.setdefault(id(param), name)
+    by_line: dict[tuple[SourceLine | None, SourceLine | None], list[str]] = {}
+    for key, lines in events.frozen_steps.items():
+        by_line.setdefault(lines, []).append(names.get(key, "a parameter"))
+    found: list[Finding] = []
+    for (frozen, step), params in list(by_line.items())[:3]:
+        listed = ", ".join(params[:4]) + (f" and {len(params) - 4} more" if len(params) > 4 else "")
+        pairs: list[tuple[SourceLine | None, LocationRole]] = [(frozen, "cause"), (step, "read")]
+        found.append(
+            make_finding(
+                "GP111",
+                message=(
+                    f"{listed} {'was' if len(params) == 1 else 'were'} frozen at "
+                    f"{_where(frozen)} (requires_grad=False), but the optimizer step at "
+                    f"{_where(step)} still changed {'it' if len(params) == 1 else 'them'}: "
+                    "the .grad left in place (zero_grad(set_to_none=False) keeps a zero "
+                    "tensor) is not None, so momentum, Adam's moments or weight decay still "
+                    "apply. Set the frozen parameters' .grad to None when freezing, or take "
+                    "them out of the optimizer."
+                ),
+                locations=[loc for line, role in pairs if (loc := location(line, role))],
+                details={"parameters": params[:20]},
+            )
+        )
+    return found
+
+
+def stale_steps(events: Events) -> list[Finding]:
+    """GP134 once two steps used gradients that still held an earlier step's."""
+    if len(events.stale_steps) < 2:
+        return []
+    backward, step = events.stale_steps[0]
+    pairs: list[tuple[SourceLine | None, LocationRole]] = [(backward, "cause"), (step, "read")]
+    count = len(events.stale_steps)
+    more = f"{count}" if count < 20 else "at least 20"
+    return [
+        make_finding(
+            "GP134",
+            message=(
+                f"The gradients were not reset between optimizer steps: the backward at "
+                f"{_where(backward)} added into gradients that the step at {_where(step)} had "
+                f"already used, and {more} steps updated with gradients that still held "
+                "earlier steps' (the sum of every gradient since the last reset). Call "
+                "optimizer.zero_grad() before each backward (or right after step())."
+            ),
+            locations=[loc for line, role in pairs if (loc := location(line, role))],
+            details={"steps": count},
+        )
+    ]

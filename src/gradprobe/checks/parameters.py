@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import ast
+from collections.abc import Iterable, Sequence
 
-from gradprobe import _blame
-from gradprobe._tying import copied_ties
+import torch
+
+from gradprobe._recorder import (
+    Events,
+    SourceLine,
+    _storage,
+)
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.findings import Finding
+from gradprobe.checks._common import _locations, _top_modules, _where, location
+from gradprobe.findings import Finding, make_finding
 
 __all__ = ["CopiedTies", "EmptyLoads", "FreezeTypos"]
 
@@ -22,7 +29,7 @@ class FreezeTypos(Check):
     reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return [*_blame._typos(run.events), *_blame.copy_freezes(run.events, list(run.modules))]
+        return [*_typos(run.events), *copy_freezes(run.events, list(run.modules))]
 
 
 @register
@@ -33,7 +40,7 @@ class EmptyLoads(Check):
     codes = ("GP117",)
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return _blame.empty_loads(run.events)
+        return empty_loads(run.events)
 
 
 @register
@@ -46,3 +53,158 @@ class CopiedTies(Check):
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         return copied_ties(run.events, list(run.modules))
+
+
+# -- analyses ---------------------------------------------------------------------------
+
+
+def _typos(events: Events) -> list[Finding]:
+    return [
+        make_finding(
+            "GP111",
+            message=(
+                f"At {_where(line)} the attribute {name!r} was set on a tensor; tensors have "
+                f"no such setting, so this only added a new Python attribute. You meant "
+                f"{meant!r}: the parameter still requires grad and keeps training."
+            ),
+            locations=_locations((line, "cause")),
+            details={"attribute": name, "meant": meant},
+        )
+        for line, name, meant in events.typos[:1]
+    ]
+
+
+def copy_freezes(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+    """GP111 for ``requires_grad = False`` set on a copy of a parameter (``state_dict()``
+    values are detached tensors sharing its memory) while the parameter still trains."""
+    if not events.copy_freezes:
+        return []
+    params: dict[int, tuple[str, torch.nn.Parameter]] = {}
+    for top in _top_modules(modules):
+        for name, param in top.named_parameters():
+            params.setdefault(_storage(param), (name, param))
+    hits = [
+        (line, params[storage][0])
+        for line, storage in events.copy_freezes
+        if storage in params and params[storage][1].requires_grad
+    ]
+    if not hits:
+        return []
+    line = hits[0][0]
+    names = [name for where, name in hits if where == line]
+    return [
+        make_finding(
+            "GP111",
+            message=(
+                f"At {_where(line)} requires_grad was set to False on a tensor that shares "
+                f"memory with {', '.join(names[:4])}{' ...' if len(names) > 4 else ''} but is "
+                "not the parameter (state_dict() returns detached copies): the parameter "
+                "itself still requires grad and keeps training. Freeze the module's own "
+                "parameters: for p in model.backbone.parameters(): p.requires_grad_(False)."
+            ),
+            parameter=names[0],
+            locations=_locations((line, "cause")),
+            details={"parameters": names},
+        )
+    ]
+
+
+def empty_loads(events: Events) -> list[Finding]:
+    """GP117 for ``load_state_dict(..., strict=False)`` calls that loaded nothing."""
+    found: list[Finding] = []
+    for line, unexpected, missing in events.empty_loads[:1]:
+        prefix = _common_prefix(unexpected, missing)
+        found.append(
+            make_finding(
+                "GP117",
+                message=(
+                    f"load_state_dict(strict=False) at {_where(line)} loaded none of its "
+                    f"{len(unexpected)} keys: none matches a name in the model"
+                    + (
+                        f" (the checkpoint's keys start with {prefix!r}, which the model's "
+                        "names do not have: it was saved from a DistributedDataParallel or "
+                        "DataParallel wrapper)"
+                        if prefix
+                        else f" (for example {unexpected[0]!r})"
+                    )
+                    + ". The model keeps its initial weights, and code that selects "
+                    "parameters by those keys (to freeze them) matches nothing. Strip the "
+                    "prefix ({k.removeprefix('module.'): v for k, v in state.items()}) and "
+                    "check the result's missing_keys/unexpected_keys."
+                ),
+                locations=_locations((line, "cause")),
+                details={"unexpected_keys": unexpected[:20], "prefix": prefix},
+            )
+        )
+    return found
+
+
+def _common_prefix(unexpected: Sequence[str], missing: Sequence[str]) -> str | None:
+    for prefix in ("module.", "_orig_mod.", "model."):
+        if all(key.startswith(prefix) for key in unexpected):
+            stripped = {key[len(prefix) :] for key in unexpected}
+            if not missing or stripped & set(missing):
+                return prefix
+    return None
+
+
+def copied_ties(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+    """GP130 for parameters cloned from another parameter of the same model that an
+    optimizer then trained apart from it."""
+    if not events.parameter_copies:
+        return []
+    found: list[Finding] = []
+    for top in _top_modules(modules):
+        named = {id(p): (n, p) for n, p in top.named_parameters(remove_duplicate=False)}
+        for line, source_id, copy_id in events.parameter_copies:
+            if source_id not in named or copy_id not in named:
+                continue  # built from another model's weights: a transfer, not a tie
+            (source_name, source), (copy_name, copy) = named[source_id], named[copy_id]
+            if source is copy or source.shape != copy.shape:
+                continue
+            if not {source_id, copy_id} <= events.fed:
+                continue  # one side frozen or never stepped: a reference copy (EMA, target)
+            with torch.no_grad():
+                if torch.equal(source, copy):
+                    continue  # still equal: nothing went wrong in this run
+            found.append(_finding(line, source_name, copy_name))
+    return found[:3]
+
+
+def _finding(line: SourceLine | None, source: str, copy: str) -> Finding:
+    where = f"line {line[1]}" if line else "an unknown line"
+    cause = location(line, "cause")
+    target, original = _spelled(cause.text if cause else None) or (copy, source)
+    return make_finding(
+        "GP130",
+        message=(
+            f"{copy} was made at {where} as a copy of {source} (nn.Parameter of a .clone()): "
+            "they are two parameters, each with its own gradient, and the optimizer has "
+            "moved them apart, so they are no longer tied. To tie them, assign the "
+            f"parameter itself ({target} = {original}); to keep two independent copies, "
+            "build the new one from .detach().clone()."
+        ),
+        parameter=copy,
+        locations=[cause] if cause else [],
+        details={"parameter": copy, "copy_of": source},
+    )
+
+
+def _spelled(text: str | None) -> tuple[str, str] | None:
+    """``("self.out.weight", "self.embed.weight")`` for the line
+    ``self.out.weight = nn.Parameter(self.embed.weight.clone())``: the user's own words."""
+    try:
+        tree = ast.parse(text or "")
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        for call in ast.walk(node.value):
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "clone"
+            ):
+                return ast.unparse(node.targets[0]), ast.unparse(call.func.value)
+    return None
