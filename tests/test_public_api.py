@@ -8,10 +8,11 @@ import gradprobe
 
 
 def test_all_is_complete_and_sorted() -> None:
+    # dir(), not vars(): the package imports each name on first use (PEP 562)
     public = [
         name
-        for name, value in vars(gradprobe).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        for name in dir(gradprobe)
+        if not name.startswith("_") and not isinstance(getattr(gradprobe, name), types.ModuleType)
     ]
     assert sorted(gradprobe.__all__) == sorted([*public, "__version__"])
 

@@ -17,6 +17,7 @@ A probe must:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Protocol
 
@@ -40,6 +41,9 @@ class Probe(Protocol):
 
 
 _factories: list[Callable[[], Probe]] = []
+# Packages whose import registers gradprobe's own probes. `import gradprobe` imports no
+# submodule eagerly, so the first recording loads them.
+_BUILTIN = ("gradprobe.hooks",)
 
 
 def register_probe(factory: Callable[[], Probe]) -> Callable[[], Probe]:
@@ -52,4 +56,6 @@ def register_probe(factory: Callable[[], Probe]) -> Callable[[], Probe]:
 
 def probe_factories() -> tuple[Callable[[], Probe], ...]:
     """The registered probe factories, in registration order."""
+    for name in _BUILTIN:
+        importlib.import_module(name)
     return tuple(_factories)
