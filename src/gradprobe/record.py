@@ -13,7 +13,7 @@ Example:
     >>> with gradprobe.record() as rec:
     ...     x = torch.ones(3, requires_grad=True)
     ...     y = x.sigmoid()
-    ...     y.data.zero_()
+    ...     _ = y.data.zero_()
     ...     y.sum().backward()
     >>> [finding.code for finding in rec.findings]
     ['GP108']
