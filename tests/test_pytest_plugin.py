@@ -12,6 +12,11 @@ from pathlib import Path
 
 import pytest
 
+# In-process runs also drop the modules they imported when they end. torch._dynamo, which
+# record() imports, registers torch operator libraries that refuse a second import: import
+# it here, once (`import gradprobe` no longer does).
+import torch._dynamo  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 PLUGIN_MODULE = "_gradprobe_pytestplugin"
