@@ -138,7 +138,7 @@ def test_each_assertion_fails_with_its_explanation(pytester: pytest.Pytester) ->
     result.stdout.fnmatch_lines(
         [
             (
-                "E *gradprobe.testing.GradprobeAssertionError: assert_grad_flows: 2 of 4 "
+                "E *gradprobe.errors.GradprobeAssertionError: assert_grad_flows: 2 of 4 "
                 "parameters get no usable gradient:"
             ),
             (

@@ -22,22 +22,24 @@ if _typing.TYPE_CHECKING:
     from gradprobe.errors import (
         AutogradError,
         BackwardWouldFail,
+        GradprobeAssertionError,
         GradprobeError,
         GradprobeTypeError,
         GradprobeValueError,
         GradprobeWarning,
         GraphvizNotFoundError,
+        MatplotlibNotFoundError,
+        RecordingError,
         RenderError,
+        SaliencyBlindSpotError,
     )
     from gradprobe.explain import explain, explain_error
     from gradprobe.findings import CODES, Code, Finding, Location, make_finding
     from gradprobe.graph import Edge, Graph, Leaf, Node, Root, SavedTensor, Truncation
     from gradprobe.leaves import LeafReport, LeafRow, leaf_report
-    from gradprobe.plot import MatplotlibNotFoundError
-    from gradprobe.record import Recording, RecordingError, record
+    from gradprobe.record import Recording, record
     from gradprobe.render import save_svg, to_dot, to_svg
-    from gradprobe.saliency import SaliencyBlindSpotError, SaliencyMap, grad_cam, guided_backprop
-    from gradprobe.testing import GradprobeAssertionError
+    from gradprobe.saliency import SaliencyMap, grad_cam, guided_backprop
     from gradprobe.trace import trace
     from gradprobe.watch import WatchSession, watch
 
@@ -118,18 +120,18 @@ _SOURCES = {
     "LeafReport": "gradprobe.leaves",
     "LeafRow": "gradprobe.leaves",
     "leaf_report": "gradprobe.leaves",
-    "MatplotlibNotFoundError": "gradprobe.plot",
+    "MatplotlibNotFoundError": "gradprobe.errors",
     "Recording": "gradprobe.record",
-    "RecordingError": "gradprobe.record",
+    "RecordingError": "gradprobe.errors",
     "record": "gradprobe.record",
     "save_svg": "gradprobe.render",
     "to_dot": "gradprobe.render",
     "to_svg": "gradprobe.render",
-    "SaliencyBlindSpotError": "gradprobe.saliency",
+    "SaliencyBlindSpotError": "gradprobe.errors",
     "SaliencyMap": "gradprobe.saliency",
     "grad_cam": "gradprobe.saliency",
     "guided_backprop": "gradprobe.saliency",
-    "GradprobeAssertionError": "gradprobe.testing",
+    "GradprobeAssertionError": "gradprobe.errors",
     "trace": "gradprobe.trace",
     "WatchSession": "gradprobe.watch",
     "watch": "gradprobe.watch",

@@ -36,7 +36,7 @@ from gradprobe import _blame
 from gradprobe._gradnone import none_grad_used
 from gradprobe._probe import Probe, probe_factories
 from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
-from gradprobe.errors import GradprobeError
+from gradprobe.errors import RecordingError
 from gradprobe.explain import explain_error
 from gradprobe.findings import Finding
 from gradprobe.hooks._inplace import hook_writes
@@ -47,11 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["Recording", "RecordingError", "record"]
 
 _active = threading.local()
-
-
-class RecordingError(GradprobeError, RuntimeError):
-    """``record()`` was used in a way it cannot support (re-entering an active or ended
-    recording). Nested ``record()`` blocks are fine: each records what runs inside it."""
 
 
 @final
