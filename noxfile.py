@@ -1,14 +1,18 @@
-"""Developer tasks: ``nox -s tests lint typecheck docs``; ``bench`` and ``tests_torch214`` on demand."""
+"""Developer tasks: ``nox -s tests lint typecheck doctests docs``; ``bench`` and
+``tests_torch214`` on demand."""
 
 from __future__ import annotations
 
 import nox
 
 nox.needs_version = ">=2024.3.2"
-nox.options.sessions = ["tests", "lint", "typecheck", "docs"]
+nox.options.sessions = ["tests", "lint", "typecheck", "doctests", "docs"]
 nox.options.default_venv_backend = "venv"
 
 TORCH = "torch==2.13.0"  # the CPU build; install torch before gradprobe so pip never swaps it
+# the pinned checkers (ruff, mypy, import-linter): pyproject's `lint` extra, shared with .ci/run
+LINT = nox.project.load_toml("pyproject.toml")["project"]["optional-dependencies"]["lint"]
+CHECKED = ("src", "tests", "benchmarks", "docs", "noxfile.py")
 
 
 def _install(session: nox.Session, extras: str = "test", torch: str = TORCH) -> None:
@@ -33,17 +37,24 @@ def tests_torch214(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff: lint and formatting."""
-    session.install("ruff")
-    session.run("ruff", "check", "src", "tests", "benchmarks", "docs", "noxfile.py")
-    session.run("ruff", "format", "--check", "src", "tests", "benchmarks", "docs", "noxfile.py")
+    session.install(*LINT)
+    session.run("ruff", "check", *CHECKED)
+    session.run("ruff", "format", "--check", *CHECKED)
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on the package."""
-    _install(session, extras="test")
-    session.install("mypy")
+    _install(session, extras="test,lint")
     session.run("mypy")
+
+
+@nox.session
+def doctests(session: nox.Session) -> None:
+    """The examples in the package's docstrings, run for real."""
+    _install(session)
+    # --pyargs: the installed package (pytest imports it first for pyproject's filterwarnings)
+    session.run("pytest", "--doctest-modules", "--pyargs", "gradprobe", *session.posargs)
 
 
 @nox.session

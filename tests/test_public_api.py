@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import importlib
+import pickle
+import pkgutil
 import types
 
 import gradprobe
+from gradprobe import errors
 
 
 def test_all_is_complete_and_sorted() -> None:
+    # dir(), not vars(): the package imports each name on first use (PEP 562)
     public = [
         name
-        for name, value in vars(gradprobe).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        for name in dir(gradprobe)
+        if not name.startswith("_") and not isinstance(getattr(gradprobe, name), types.ModuleType)
     ]
     assert sorted(gradprobe.__all__) == sorted([*public, "__version__"])
 
@@ -43,3 +48,48 @@ def test_errors_inherit_the_builtin_a_caller_would_catch() -> None:
             and not issubclass(value, Warning)
         ):
             assert issubclass(value, gradprobe.GradprobeError), name
+
+
+def _public_modules() -> list[types.ModuleType]:
+    # every module of the package (gradprobe.strategies needs hypothesis: the test extra)
+    names = [
+        info.name
+        for info in pkgutil.walk_packages(gradprobe.__path__, "gradprobe.")
+        if info.name != "gradprobe.__main__"  # runs the command line
+    ]
+    return [importlib.import_module(name) for name in ["gradprobe", *names]]
+
+
+def test_every_exception_class_is_defined_in_errors_and_drawn_in_its_tree() -> None:
+    found: dict[str, type[BaseException]] = {}
+    for module in _public_modules():
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name)
+            if isinstance(value, type) and issubclass(value, BaseException):
+                found[f"{module.__name__}.{name}"] = value
+    assert len(found) > 20  # the errors module and the modules re-exporting from it
+    outside = {where: cls.__module__ for where, cls in found.items()}
+    assert {where for where, defined in outside.items() if defined != "gradprobe.errors"} == set()
+    classes = {cls.__name__ for cls in found.values()}
+    assert classes == {name for name in errors.__all__ if isinstance(getattr(errors, name), type)}
+    tree = errors.__doc__ or ""
+    for name in classes:
+        assert f"{name}(" in tree, f"{name} is missing from the tree in gradprobe.errors"
+
+
+def test_errors_that_carry_findings_and_missing_extras_have_one_base_each() -> None:
+    for cls in (
+        errors.AutogradError,
+        errors.BackwardWouldFail,
+        errors.GradprobeAssertionError,
+        errors.SaliencyBlindSpotError,
+    ):
+        assert issubclass(cls, errors.FindingsError), cls
+        error = cls("message", ())
+        assert error.findings == () and error.finding is None
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is cls and str(copy) == "message" and copy.findings == ()
+    assert issubclass(errors.GradprobeAssertionError, AssertionError)
+    for cls in (errors.MatplotlibNotFoundError, errors.MissingDependencyError):
+        assert issubclass(cls, errors.MissingExtraError), cls
+        assert issubclass(cls, ImportError), cls

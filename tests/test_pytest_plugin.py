@@ -12,6 +12,11 @@ from pathlib import Path
 
 import pytest
 
+# In-process runs also drop the modules they imported when they end. torch._dynamo, which
+# record() imports, registers torch operator libraries that refuse a second import: import
+# it here, once (`import gradprobe` no longer does).
+import torch._dynamo  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 PLUGIN_MODULE = "_gradprobe_pytestplugin"
@@ -133,7 +138,7 @@ def test_each_assertion_fails_with_its_explanation(pytester: pytest.Pytester) ->
     result.stdout.fnmatch_lines(
         [
             (
-                "E *gradprobe.testing.GradprobeAssertionError: assert_grad_flows: 2 of 4 "
+                "E *gradprobe.errors.GradprobeAssertionError: assert_grad_flows: 2 of 4 "
                 "parameters get no usable gradient:"
             ),
             (

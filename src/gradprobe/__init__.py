@@ -7,29 +7,41 @@ Example:
     <Graph 3 nodes, 0 params, 2 saved tensors>
 """
 
-from gradprobe import hooks as hooks  # public submodule; registers record()'s hook probe
-from gradprobe.check import CheckReport, check
-from gradprobe.errors import (
-    AutogradError,
-    BackwardWouldFail,
-    GradprobeError,
-    GradprobeTypeError,
-    GradprobeValueError,
-    GradprobeWarning,
-    GraphvizNotFoundError,
-    RenderError,
-)
-from gradprobe.explain import explain, explain_error
-from gradprobe.findings import CODES, Code, Finding, Location, make_finding
-from gradprobe.graph import Edge, Graph, Leaf, Node, Root, SavedTensor, Truncation
-from gradprobe.leaves import LeafReport, LeafRow, leaf_report
-from gradprobe.plot import MatplotlibNotFoundError
-from gradprobe.record import Recording, RecordingError, record
-from gradprobe.render import save_svg, to_dot, to_svg
-from gradprobe.saliency import SaliencyBlindSpotError, SaliencyMap, grad_cam, guided_backprop
-from gradprobe.testing import GradprobeAssertionError
-from gradprobe.trace import trace
-from gradprobe.watch import WatchSession, watch
+# Importing a name loads its module on first use (PEP 562), so `import gradprobe` and the
+# command line's --help do not pay for torch's optional machinery, or for torch at all
+# until a name that needs it is used. The names, __all__ and the objects are the same as
+# with eager imports; the TYPE_CHECKING block is what type checkers and readers see.
+import importlib as _importlib
+import sys as _sys
+import types as _types
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from gradprobe import hooks as hooks  # public submodule
+    from gradprobe.check import CheckReport, check
+    from gradprobe.errors import (
+        AutogradError,
+        BackwardWouldFail,
+        GradprobeAssertionError,
+        GradprobeError,
+        GradprobeTypeError,
+        GradprobeValueError,
+        GradprobeWarning,
+        GraphvizNotFoundError,
+        MatplotlibNotFoundError,
+        RecordingError,
+        RenderError,
+        SaliencyBlindSpotError,
+    )
+    from gradprobe.explain import explain, explain_error
+    from gradprobe.findings import CODES, Code, Finding, Location, make_finding
+    from gradprobe.graph import Edge, Graph, Leaf, Node, Root, SavedTensor, Truncation
+    from gradprobe.leaves import LeafReport, LeafRow, leaf_report
+    from gradprobe.record import Recording, record
+    from gradprobe.render import save_svg, to_dot, to_svg
+    from gradprobe.saliency import SaliencyMap, grad_cam, guided_backprop
+    from gradprobe.trace import trace
+    from gradprobe.watch import WatchSession, watch
 
 __version__ = "0.1.0"
 
@@ -78,3 +90,78 @@ __all__ = [
     "trace",
     "watch",
 ]
+
+# public name -> the module that defines it
+_SOURCES = {
+    "AutogradError": "gradprobe.errors",
+    "BackwardWouldFail": "gradprobe.errors",
+    "GradprobeError": "gradprobe.errors",
+    "GradprobeTypeError": "gradprobe.errors",
+    "GradprobeValueError": "gradprobe.errors",
+    "GradprobeWarning": "gradprobe.errors",
+    "GraphvizNotFoundError": "gradprobe.errors",
+    "RenderError": "gradprobe.errors",
+    "CheckReport": "gradprobe.check",
+    "check": "gradprobe.check",
+    "explain": "gradprobe.explain",
+    "explain_error": "gradprobe.explain",
+    "CODES": "gradprobe.findings",
+    "Code": "gradprobe.findings",
+    "Finding": "gradprobe.findings",
+    "Location": "gradprobe.findings",
+    "make_finding": "gradprobe.findings",
+    "Edge": "gradprobe.graph",
+    "Graph": "gradprobe.graph",
+    "Leaf": "gradprobe.graph",
+    "Node": "gradprobe.graph",
+    "Root": "gradprobe.graph",
+    "SavedTensor": "gradprobe.graph",
+    "Truncation": "gradprobe.graph",
+    "LeafReport": "gradprobe.leaves",
+    "LeafRow": "gradprobe.leaves",
+    "leaf_report": "gradprobe.leaves",
+    "MatplotlibNotFoundError": "gradprobe.errors",
+    "Recording": "gradprobe.record",
+    "RecordingError": "gradprobe.errors",
+    "record": "gradprobe.record",
+    "save_svg": "gradprobe.render",
+    "to_dot": "gradprobe.render",
+    "to_svg": "gradprobe.render",
+    "SaliencyBlindSpotError": "gradprobe.errors",
+    "SaliencyMap": "gradprobe.saliency",
+    "grad_cam": "gradprobe.saliency",
+    "guided_backprop": "gradprobe.saliency",
+    "GradprobeAssertionError": "gradprobe.errors",
+    "trace": "gradprobe.trace",
+    "WatchSession": "gradprobe.watch",
+    "watch": "gradprobe.watch",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    source = _SOURCES.get(name)
+    if source is None:
+        if name == "hooks":
+            return _importlib.import_module("gradprobe.hooks")
+        msg = f"module 'gradprobe' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(_importlib.import_module(source), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, "hooks"})
+
+
+class _Package(_types.ModuleType):
+    """Keeps ``gradprobe.record`` (and trace, check, explain, watch) the function: importing
+    the submodule of the same name would otherwise bind the module over it."""
+
+    def __setattr__(self, name: str, value: _typing.Any) -> None:
+        if isinstance(value, _types.ModuleType) and _SOURCES.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

@@ -35,7 +35,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import torch
 
-from gradprobe.errors import GradprobeError
+from gradprobe.errors import HostSyncError
 
 __all__ = ["SYNCING_METHODS", "HostSyncError", "forbid_host_syncs", "hook_body", "in_hook_body"]
 
@@ -59,10 +59,6 @@ _guards = 0  # how many forbid_host_syncs() blocks are open (any thread)
 _guard_lock = threading.Lock()
 _local = threading.local()
 _saved: list[tuple[dict[str, Any], dict[str, Any]]] = []  # originals while patched
-
-
-class HostSyncError(GradprobeError, RuntimeError):
-    """A gradprobe hook called a tensor method that waits for the device (a host sync)."""
 
 
 def in_hook_body() -> bool:

@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType, FrameType
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -56,6 +56,9 @@ from gradprobe._inputs import asked_inputs
 from gradprobe._source import is_gradprobe_file, is_user_file
 from gradprobe._stalegrad import StaleGrads
 from gradprobe.trace import trace as _trace
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine", "patches"]
 
@@ -695,6 +698,28 @@ def _storage(tensor: torch.Tensor) -> int:
         return 0
 
 
+def _run_eagerly_under_dynamo() -> None:
+    """Inside ``torch.compile``, dynamo must run the recorder eagerly, not trace it into the
+    graph: wrap ``RecorderMode.__torch_function__`` in ``torch._dynamo.disable``, once.
+
+    Only when dynamo is already imported: importing it costs more than importing torch,
+    and nothing can be compiled without it. ``record()`` imports it before it enters the
+    mode (its module hooks are wrapped the same way), so a ``torch.compile`` inside a
+    recording always finds the recorder wrapped. A ``RecorderMode`` entered by other code
+    before dynamo's first import stays unwrapped until it is entered again.
+    """
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is None or "__torch_function__" in _WRAPPED:
+        return
+    _WRAPPED.add("__torch_function__")
+    RecorderMode.__torch_function__ = dynamo.disable(  # type: ignore[method-assign]
+        RecorderMode.__dict__["__torch_function__"]
+    )
+
+
+_WRAPPED: set[str] = set()
+
+
 class RecorderMode(TorchFunctionMode):
     """Records writes, new nodes, saves, cuts and non-finite values (NOTE [recorder])."""
 
@@ -987,9 +1012,10 @@ class RecorderMode(TorchFunctionMode):
             line = self._spread(func, args, result, many, line)
         return result
 
-    # Inside torch.compile, dynamo must run the recorder eagerly, not trace it into the graph.
-    if hasattr(torch, "_dynamo"):
-        __torch_function__ = torch._dynamo.disable(__torch_function__)  # type: ignore[no-untyped-call]
+    def __enter__(self) -> Self:
+        _run_eagerly_under_dynamo()
+        super().__enter__()  # type: ignore[no-untyped-call]
+        return self
 
     # -- pieces ------------------------------------------------------------------------------
 

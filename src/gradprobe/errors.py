@@ -4,20 +4,28 @@ Every error a user can see derives from :class:`GradprobeError`. Subclasses also
 the builtin a caller would naturally catch, so ``except TypeError`` keeps working::
 
     GradprobeError(Exception)
-    ├── GradprobeTypeError(GradprobeError, TypeError)     wrong kind of argument
-    ├── GradprobeValueError(GradprobeError, ValueError)   right kind, unusable value
-    ├── AutogradError(GradprobeError)                     an autograd error, explained
-    │   ├── BackwardWouldFail(AutogradError, RuntimeError)  check() found it before backward
-    │   └── Explained<Type>(AutogradError, <Type>)          explain() re-raising torch's error
-    ├── GradprobeAssertionError(AssertionError, GradprobeError)  a gradprobe.testing check failed
-    ├── RecordingError(GradprobeError, RuntimeError)      record() re-entered
-    ├── WatchSessionClosed(GradprobeError, RuntimeError)  a closed watch() session used
-    ├── SaliencyBlindSpotError(GradprobeError, RuntimeError)  ReLUs saliency cannot reach
-    ├── MatplotlibNotFoundError(GradprobeError, ImportError)  the `plot` extra is missing
-    └── RenderError(GradprobeError, RuntimeError)         a graph could not be rendered
-        └── GraphvizNotFoundError(RenderError)            no layout engine installed
+    ├── GradprobeTypeError(GradprobeError, TypeError)               wrong kind of argument
+    ├── GradprobeValueError(GradprobeError, ValueError)             right kind, unusable value
+    ├── FindingsError(GradprobeError)                               comes with .findings
+    │   ├── AutogradError(FindingsError)                            an autograd error, explained
+    │   │   ├── BackwardWouldFail(AutogradError, RuntimeError)      check(): backward would fail
+    │   │   └── Explained<Type>(AutogradError, <Type>)              explain() re-raising
+    │   ├── GradprobeAssertionError(AssertionError, FindingsError)  gradprobe.testing
+    │   └── SaliencyBlindSpotError(FindingsError, RuntimeError)     ReLUs saliency misses
+    ├── MissingExtraError(GradprobeError, ImportError)              an optional dependency missing
+    │   ├── MatplotlibNotFoundError(MissingExtraError)              the `plot` extra
+    │   └── MissingDependencyError(MissingExtraError)               the `test` extra (strategies)
+    ├── RecordingError(GradprobeError, RuntimeError)                record() re-entered
+    ├── WatchSessionClosed(GradprobeError, RuntimeError)            a closed watch() session used
+    ├── HostSyncError(GradprobeError, RuntimeError)                 a hook waited for the device
+    └── RenderError(GradprobeError, RuntimeError)                   a graph could not be rendered
+        └── GraphvizNotFoundError(RenderError)                      no layout engine installed
 
-    GradprobeWarning(UserWarning)                         gradprobe degraded or skipped work
+    GradprobeWarning(UserWarning)                                   degraded or skipped work
+
+Every class is defined here (``Explained<Type>`` is made by :mod:`gradprobe.explain`); the
+modules that raise them re-export them, so ``from gradprobe.record import RecordingError``
+keeps working.
 
 Messages follow one template: what was attempted, what was passed (``!r``), why it does
 not work, and how to fix it.
@@ -25,6 +33,7 @@ not work, and how to fix it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -33,12 +42,21 @@ if TYPE_CHECKING:
 __all__ = [
     "AutogradError",
     "BackwardWouldFail",
+    "FindingsError",
+    "GradprobeAssertionError",
     "GradprobeError",
     "GradprobeTypeError",
     "GradprobeValueError",
     "GradprobeWarning",
     "GraphvizNotFoundError",
+    "HostSyncError",
+    "MatplotlibNotFoundError",
+    "MissingDependencyError",
+    "MissingExtraError",
+    "RecordingError",
     "RenderError",
+    "SaliencyBlindSpotError",
+    "WatchSessionClosed",
 ]
 
 
@@ -54,30 +72,78 @@ class GradprobeValueError(GradprobeError, ValueError):
     """An argument has the right kind but a value gradprobe cannot use."""
 
 
-class AutogradError(GradprobeError):
-    """An autograd error that gradprobe explained; ``findings`` says what went wrong.
-
-    :func:`gradprobe.explain` raises subclasses that also inherit the original exception's
-    type, so ``except RuntimeError`` keeps working.
-    """
+class FindingsError(GradprobeError):
+    """An error that comes with ``findings``: what gradprobe found, and where."""
 
     findings: tuple[Finding, ...] = ()
+
+    def __init__(self, message: str, findings: Sequence[Finding] = ()) -> None:
+        super().__init__(message)
+        self.findings = tuple(findings)
 
     @property
     def finding(self) -> Finding | None:
         """The main finding (the first), if any."""
         return self.findings[0] if self.findings else None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (str(self), self.findings))
+
+
+class AutogradError(FindingsError):
+    """An autograd error that gradprobe explained; ``findings`` says what went wrong.
+
+    :func:`gradprobe.explain` raises subclasses that also inherit the original exception's
+    type, so ``except RuntimeError`` keeps working.
+    """
+
 
 class BackwardWouldFail(AutogradError, RuntimeError):
     """:meth:`gradprobe.check` found that ``backward()`` through this graph would fail."""
 
-    def __init__(self, message: str, findings: tuple[Finding, ...] = ()) -> None:
-        super().__init__(message)
-        self.findings = findings
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (str(self), self.findings))
+class GradprobeAssertionError(AssertionError, FindingsError):
+    """An autograd property did not hold; ``findings`` says what gradprobe found and why.
+
+    The message is complete on its own (one line per failing item, the reason, the fix),
+    so it reads the same under pytest, unittest or a plain ``python`` run.
+    """
+
+    # AssertionError comes first in the MRO, and its __init__ would not keep the findings.
+    def __init__(self, message: str, findings: Sequence[Finding] = ()) -> None:
+        super().__init__(message)
+        self.findings = tuple(findings)
+
+
+class SaliencyBlindSpotError(FindingsError, RuntimeError):
+    """:func:`~gradprobe.guided_backprop` with ``on_blind_spot="raise"`` found ReLUs it cannot
+    reach; ``findings`` (GP401) says where."""
+
+
+class MissingExtraError(GradprobeError, ImportError):
+    """An optional dependency of gradprobe is not installed; the message names the extra."""
+
+
+class MatplotlibNotFoundError(MissingExtraError):
+    """matplotlib, needed for gradprobe's pictures, is not installed."""
+
+
+class MissingDependencyError(MissingExtraError):
+    """hypothesis, needed by :mod:`gradprobe.strategies`, is not installed."""
+
+
+class RecordingError(GradprobeError, RuntimeError):
+    """``record()`` was used in a way it cannot support (re-entering an active or ended
+    recording). Nested ``record()`` blocks are fine: each records what runs inside it."""
+
+
+class WatchSessionClosed(GradprobeError, RuntimeError):
+    """A closed :class:`~gradprobe.WatchSession` was used for something only an open one
+    can do."""
+
+
+class HostSyncError(GradprobeError, RuntimeError):
+    """A gradprobe hook called a tensor method that waits for the device (a host sync)."""
 
 
 class RenderError(GradprobeError, RuntimeError):

@@ -13,7 +13,7 @@ Example:
     >>> with gradprobe.record() as rec:
     ...     x = torch.ones(3, requires_grad=True)
     ...     y = x.sigmoid()
-    ...     y.data.zero_()
+    ...     _ = y.data.zero_()
     ...     y.sum().backward()
     >>> [finding.code for finding in rec.findings]
     ['GP108']
@@ -39,7 +39,7 @@ from gradprobe._lifetimes import watch_lifetimes
 from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
 from gradprobe._source import line_location
 from gradprobe.checks import BackwardCall, CheckRunner, OpCall, Run, StepCall
-from gradprobe.errors import GradprobeError
+from gradprobe.errors import RecordingError
 from gradprobe.findings import Finding
 
 if TYPE_CHECKING:
@@ -48,11 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["Recording", "RecordingError", "record"]
 
 _active = threading.local()
-
-
-class RecordingError(GradprobeError, RuntimeError):
-    """``record()`` was used in a way it cannot support (re-entering an active or ended
-    recording). Nested ``record()`` blocks are fine: each records what runs inside it."""
 
 
 @final

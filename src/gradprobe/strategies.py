@@ -33,12 +33,7 @@ from typing import Any, Literal
 
 import torch
 
-from gradprobe.errors import GradprobeError, GradprobeValueError, describe
-
-
-class MissingDependencyError(GradprobeError, ImportError):
-    """An optional dependency of gradprobe is not installed; the message names the extra."""
-
+from gradprobe.errors import GradprobeValueError, MissingDependencyError, describe
 
 try:
     from hypothesis import strategies as st

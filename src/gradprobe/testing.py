@@ -42,7 +42,12 @@ from gradprobe._testing_flow import Context, grad_problems, problem_line
 from gradprobe._testing_gradcheck import Culprit, find_culprits, function_of
 from gradprobe._testing_grads import NonFiniteOrigins, StashedGrads
 from gradprobe.check import check
-from gradprobe.errors import GradprobeError, GradprobeTypeError, GradprobeValueError, describe
+from gradprobe.errors import (
+    GradprobeAssertionError,
+    GradprobeTypeError,
+    GradprobeValueError,
+    describe,
+)
 from gradprobe.explain import explain
 from gradprobe.findings import Finding
 from gradprobe.leaves import leaf_report
@@ -61,23 +66,6 @@ __all__ = [
 Tensor = torch.Tensor
 _INPLACE_CODES = frozenset(("GP101", "GP102", "GP108", "GP109"))
 _NAN_CODES = frozenset(("GP201", "GP202"))
-
-
-class GradprobeAssertionError(AssertionError, GradprobeError):
-    """An autograd property did not hold; ``findings`` says what gradprobe found and why.
-
-    The message is complete on its own (one line per failing item, the reason, the fix),
-    so it reads the same under pytest, unittest or a plain ``python`` run.
-    """
-
-    findings: tuple[Finding, ...]
-
-    def __init__(self, message: str, findings: Sequence[Finding] = ()) -> None:
-        super().__init__(message)
-        self.findings = tuple(findings)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (str(self), self.findings))
 
 
 # -- assert_grad_flows ------------------------------------------------------------------------

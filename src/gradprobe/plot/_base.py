@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gradprobe.errors import GradprobeError, GradprobeValueError, describe
+from gradprobe.errors import GradprobeValueError, MatplotlibNotFoundError, describe
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -19,10 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["MatplotlibNotFoundError", "Picture", "check_positive", "to_numpy", "unit"]
 
 _INSTALL = 'pip install "gradprobe[plot]"'
-
-
-class MatplotlibNotFoundError(GradprobeError, ImportError):
-    """matplotlib, needed for gradprobe's pictures, is not installed."""
 
 
 def _matplotlib() -> tuple[Any, Any, Any]:

@@ -59,10 +59,10 @@ from torch import Tensor, nn
 from torch.autograd.graph import GradientEdge, get_gradient_edge
 
 from gradprobe.errors import (
-    GradprobeError,
     GradprobeTypeError,
     GradprobeValueError,
     GradprobeWarning,
+    SaliencyBlindSpotError,
     describe,
 )
 from gradprobe.findings import Finding
@@ -86,18 +86,6 @@ Method = Literal["gradient", "guided_backprop", "grad_cam"]
 
 BlindSpotPolicy = Literal["warn", "raise", "ignore"]
 """What :func:`guided_backprop` does when it finds ReLUs it cannot reach (GP401)."""
-
-
-class SaliencyBlindSpotError(GradprobeError, RuntimeError):
-    """:func:`guided_backprop` with ``on_blind_spot="raise"`` found ReLUs it cannot reach;
-    ``findings`` (GP401) says where."""
-
-    def __init__(self, message: str, findings: tuple[Finding, ...] = ()) -> None:
-        super().__init__(message)
-        self.findings = findings
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (str(self), self.findings))
 
 
 @dataclass(frozen=True, eq=False)

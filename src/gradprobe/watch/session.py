@@ -34,7 +34,7 @@ from torch import Tensor, nn
 from gradprobe import _deepfree, _inputs
 from gradprobe._nosync import HostSyncError, hook_body
 from gradprobe._source import is_user_file
-from gradprobe.errors import GradprobeError, GradprobeValueError, GradprobeWarning
+from gradprobe.errors import GradprobeValueError, GradprobeWarning, WatchSessionClosed
 from gradprobe.findings import Finding
 from gradprobe.watch import _options, _stats
 from gradprobe.watch._options import ModuleSelector, StepOn, find_tensors
@@ -70,10 +70,6 @@ _ROOT_NEVER_CALLED = (
     "far is one step. Pass step_on='manual' and call session.step() once per iteration, "
     "or step_on='optimizer' with the optimizer whose step ends an iteration."
 )
-
-
-class WatchSessionClosed(GradprobeError, RuntimeError):
-    """A closed :class:`WatchSession` was used for something only an open one can do."""
 
 
 def _graph_task_id() -> int:
