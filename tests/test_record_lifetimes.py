@@ -180,3 +180,17 @@ def test_experts_a_router_did_not_pick_are_not_reported(tmp_path: Path) -> None:
     # ModuleList, is never called: that one is a mistake worth naming
     assert [code for code, _ in found] == ["GP107"]
     assert diagnose_script(path).findings[0].details["parameters"] == ["spare.weight", "spare.bias"]
+
+
+def test_gradprobe_own_torch_calls_are_not_recorded() -> None:
+    """The mode is wrapped for dynamo; its caller is above that wrapper, and gradprobe's
+    own work (statistics, traces) is not the user's computation."""
+    own = Path(gradprobe.__file__).with_name("_own_work.py")  # a file inside the package
+    code = compile("y = x * 2", str(own), "exec")
+    with gradprobe.record() as rec:
+        x = torch.ones(3, requires_grad=True)
+        exec(code, {"x": x})  # noqa: S102
+        assert not any(r.op == "MulBackward0" for r in rec.events.nodes.values())
+        z = x * 2  # the user's own
+        assert [r.op for r in rec.events.nodes.values()] == ["MulBackward0"]
+    del z

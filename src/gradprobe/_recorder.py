@@ -559,6 +559,8 @@ def _kind(func: Any) -> int:
 
 
 _THIS_FILE = __file__
+# files whose frames only pass a torch call on to the mode: the caller is above them
+_PASSING_ON = {_THIS_FILE}
 _ours: dict[CodeType, bool] = {}
 
 
@@ -712,6 +714,7 @@ def _run_eagerly_under_dynamo() -> None:
     if dynamo is None or "__torch_function__" in _WRAPPED:
         return
     _WRAPPED.add("__torch_function__")
+    _PASSING_ON.add(dynamo.eval_frame.__file__)  # the wrapper's frame is not the caller
     RecorderMode.__torch_function__ = dynamo.disable(  # type: ignore[method-assign]
         RecorderMode.__dict__["__torch_function__"]
     )
@@ -789,8 +792,8 @@ class RecorderMode(TorchFunctionMode):
         if kwargs is None:
             kwargs = {}
         caller = sys._getframe(1)
-        while caller.f_code.co_filename == _THIS_FILE and caller.f_back is not None:
-            caller = caller.f_back  # an inner recording passing the call on
+        while caller.f_code.co_filename in _PASSING_ON and caller.f_back is not None:
+            caller = caller.f_back  # an inner recording, or dynamo's eager wrapper
         if _is_ours(caller.f_code):  # gradprobe's own work (watch statistics, trace)
             return func(*args, **kwargs)
         kind = _kind(func)
