@@ -55,6 +55,7 @@ from gradprobe._compat import INFERENCE_SAVED_ERROR, OVERLAPPING_WRITE_ERROR
 from gradprobe._inputs import asked_inputs
 from gradprobe._source import is_gradprobe_file, is_user_file
 from gradprobe._stalegrad import StaleGrads
+from gradprobe.trace import live_nodes
 from gradprobe.trace import trace as _trace
 
 if TYPE_CHECKING:
@@ -2475,12 +2476,10 @@ def _leaves_below(
     only the ``nn.Parameter`` ones with ``parameters``."""
     if _grad_fn(tensor) is None:
         return []
-    from gradprobe.check import _live_nodes  # the walk check() already does, in trace order
-
     graph = _trace(tensor, max_nodes=limit)  # wraps and protects the nodes walked below
     kind = torch.nn.Parameter if parameters else torch.Tensor
     return [
         id(node.variable)
-        for node in _live_nodes([tensor], len(graph.nodes))
+        for node in live_nodes([tensor], len(graph.nodes))
         if isinstance(getattr(node, "variable", None), kind)
     ]

@@ -9,7 +9,7 @@ from typing import Any, final
 
 import torch
 
-from gradprobe.check import _live_nodes
+from gradprobe.trace import live_nodes
 
 __all__ = ["NonFiniteOrigins", "StashedGrads"]
 
@@ -64,7 +64,7 @@ class NonFiniteOrigins:
         gc.disable()
         nodes: list[Any] = []
         try:
-            nodes = _live_nodes([self._loss], len(self._graph.nodes))
+            nodes = live_nodes([self._loss], len(self._graph.nodes))
             for index, node in enumerate(nodes):
                 self._handles.append(node.register_hook(self._hook(index)))
         finally:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, final
 import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
+from gradprobe import _active as _registry
 from gradprobe._compat import node_creation_hook
 from gradprobe._lifetimes import watch_lifetimes
 from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
@@ -137,6 +138,7 @@ class Recording:
             raise
         self._stack = stack
         outer.append(self)
+        _registry.enter(self)
         return self
 
     def __exit__(
@@ -155,6 +157,7 @@ class Recording:
         active = _stack()
         if self in active:
             active.remove(self)
+        _registry.leave(self)
         stack, self._stack = self._stack, None
         if stack is not None:
             stack.close()

@@ -78,8 +78,8 @@ def trace(
         >>> sorted(leaf.name for leaf in graph.parameters)
         ['bias', 'weight']
     """
-    roots = _flatten(tensors)
-    table = _name_table(model, names)
+    roots = flatten(tensors)
+    table = name_table(model, names)
     limit = _check_max_nodes(max_nodes)
     # The walk allocates millions of small objects that form no cycles; letting the cyclic
     # collector run meanwhile re-scans every live node wrapper again and again (~3x slower).
@@ -95,7 +95,7 @@ def trace(
 # -- argument checking ------------------------------------------------------------------------
 
 
-def _flatten(tensors: tuple[Any, ...]) -> list[torch.Tensor]:
+def flatten(tensors: tuple[Any, ...]) -> list[torch.Tensor]:
     if not tensors:
         msg = (
             "trace() needs at least one tensor to start from, e.g. trace(loss) or "
@@ -123,7 +123,7 @@ def _flatten(tensors: tuple[Any, ...]) -> list[torch.Tensor]:
     return out
 
 
-def _name_table(model: object, names: object) -> dict[int, tuple[str, TensorKind]]:
+def name_table(model: object, names: object) -> dict[int, tuple[str, TensorKind]]:
     table: dict[int, tuple[str, TensorKind]] = {}
     if model is not None:
         if not isinstance(model, torch.nn.Module):
@@ -566,3 +566,24 @@ class _Walk:
             truncated=truncated,
             notes=tuple(notes),
         )
+
+
+def live_nodes(roots: list[torch.Tensor], count: int) -> list[Any]:
+    """The live autograd nodes in trace()'s order (roots in order, then BFS by slot)."""
+    seen: set[Any] = set()
+    fns: list[Any] = []
+    for root in roots:
+        fn = root.grad_fn
+        if fn is None and root.requires_grad:
+            fn = torch.autograd.graph.get_gradient_edge(root).node
+        if fn is not None and fn not in seen and len(fns) < count:
+            seen.add(fn)
+            fns.append(fn)
+    position = 0
+    while position < len(fns):
+        for nxt, _ in fns[position].next_functions:
+            if nxt is not None and nxt not in seen and len(fns) < count:
+                seen.add(nxt)
+                fns.append(nxt)
+        position += 1
+    return fns

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.explain import explain_error
+from gradprobe.checks._errortext import explain_error
 from gradprobe.findings import Finding
 
 __all__ = ["ErrorText"]

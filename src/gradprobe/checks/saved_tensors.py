@@ -20,12 +20,12 @@ from gradprobe._recorder import (
     Write,
     _grad_fn,
 )
-from gradprobe.check import check, parse_version_error
 from gradprobe.checks._api import BackwardCall, Check, register
 from gradprobe.checks._common import _locations, _where
+from gradprobe.checks._versions import graph_findings, parse_version_error
 from gradprobe.findings import Finding, make_finding
 from gradprobe.graph import Graph
-from gradprobe.trace import trace
+from gradprobe.trace import name_table, trace
 
 __all__ = ["OverwrittenSaves"]
 
@@ -56,8 +56,9 @@ def stale_findings(events: Events, roots: Sequence[torch.Tensor]) -> list[Findin
     wanted = [root for root in roots if _grad_fn(root) is not None]
     if not wanted:
         return []
-    report = check(*wanted, lines=False)
-    return [f for f in join_lines(events, report.findings, report.graph) if f.code != "GP103"]
+    graph = trace(*wanted)
+    found = graph_findings(graph, wanted, name_table(None, None))
+    return [f for f in join_lines(events, found, graph) if f.code != "GP103"]
 
 
 def join_lines(events: Events, given: Sequence[Finding], graph: Graph) -> list[Finding]:
