@@ -228,3 +228,56 @@ def test_thread_bound_items_are_per_thread_and_lent_to_autograd_workers() -> Non
         bound.remove(holder, "mine")
     assert seen == {"idle": (), "in backward": ("mine",), "python": ()}
     assert bound.here() == ()
+
+
+def test_node_creation_hook_is_entered_once_for_overlapping_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """torch >= 2.14's hook, faked: one install for two threads' overlapping blocks, removed
+    by the last; a hook that never fires leaves each recording walking the graph."""
+    import threading
+    from collections.abc import Iterator
+    from contextlib import contextmanager
+
+    import torch
+
+    import gradprobe
+
+    record_module = sys.modules["gradprobe.record"]  # gradprobe.record is the function
+
+    calls: list[str] = []
+
+    @contextmanager
+    def fake_hook(hook: Any) -> Iterator[None]:
+        calls.append("enter")
+        try:
+            yield
+        finally:
+            calls.append("exit")
+
+    monkeypatch.setattr(record_module, "_CREATION_HOOK", fake_hook)
+    both_in = threading.Barrier(2, timeout=30)
+    hooked: list[bool] = []
+    codes: list[list[str]] = []
+
+    def run() -> None:
+        layer = torch.nn.Linear(3, 1)
+        with gradprobe.record() as rec:
+            both_in.wait()
+            assert rec._mode is not None
+            hooked.append(rec._mode.hooked)
+            x = torch.ones(2, 3, requires_grad=True)
+            y = x.sigmoid()
+            y.data.zero_()
+            layer(y).sum().backward()
+            both_in.wait()
+        codes.append([f.code for f in rec.findings])
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert calls == ["enter", "exit"]
+    assert hooked == [False, False]
+    assert codes == [["GP108"], ["GP108"]]
