@@ -49,13 +49,14 @@ from typing import Any, Generic, TypeVar
 import torch
 from torch.overrides import TorchFunctionMode
 
-from gradprobe import _customfn, _deepfree, _threads
+from gradprobe import _customfn, _deepfree
 from gradprobe._inputs import asked_inputs
 from gradprobe._source import is_gradprobe_file, is_user_file
 from gradprobe._stalegrad import StaleGrads
+from gradprobe._threads import backward_ended, backward_started
 from gradprobe.trace import trace as _trace
 
-__all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine"]
+__all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine", "patches"]
 
 _V = TypeVar("_V")
 NodeKey = tuple[str, int]
@@ -771,7 +772,11 @@ class RecorderMode(TorchFunctionMode):
         if self.pending:  # made outside any torch call we saw: the best line is this one
             self._take_pending(_user_line(sys._getframe(1)))
         if kind in (_BACKWARD, _AUTOGRAD_GRAD):
-            return self._backward(func, kind, args, kwargs)
+            backward_started()  # autograd's worker threads serve this recording
+            try:
+                return self._backward(func, kind, args, kwargs)
+            finally:
+                backward_ended()
         if kind == _REQUIRES:
             return self._requires_grad(func, args, kwargs)
         if kind == _DROPOUT and kwargs.get("training", True) and kwargs.get("p", 0.5) != 0:
@@ -1544,7 +1549,6 @@ class RecorderMode(TorchFunctionMode):
         if plain:
             with contextlib.suppress(Exception):
                 self.stale.before_backward()
-        _threads.backward_started()  # autograd's worker threads serve this recording
         try:
             result = func(*args, **kwargs)
         except BaseException as error:
@@ -1552,8 +1556,6 @@ class RecorderMode(TorchFunctionMode):
             if hook is not None:
                 hook(event, roots, args, kwargs)
             raise
-        finally:
-            _threads.backward_ended()
         if plain:
             with contextlib.suppress(Exception):
                 self.stale.after_backward(line)
@@ -1765,6 +1767,14 @@ def _current_sequence() -> int:
         probe = torch.zeros((), requires_grad=True).mul(1)
     assert probe.grad_fn is not None
     return int(probe.grad_fn._sequence_nr()) + 1
+
+
+def patches(mode: RecorderMode) -> contextlib.AbstractContextManager[None]:
+    """The patches every recording shares, held while ``mode``'s runs (they live in
+    :mod:`gradprobe._recorder_patches`, installed once per process)."""
+    from gradprobe._recorder_patches import patches as held
+
+    return held(mode)
 
 
 _returns: dict[CodeType, SourceLine | None] = {}

@@ -39,8 +39,8 @@ import torch
 from gradprobe import _blame
 from gradprobe._gradnone import none_grad_used
 from gradprobe._probe import Probe, probe_factories
-from gradprobe._recorder import Backward, Events, RecorderMode, _user_line
-from gradprobe._recorder_patches import MODES, patches
+from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
+from gradprobe._recorder_patches import MODES
 from gradprobe._threads import ThreadBound
 from gradprobe.errors import GradprobeError
 from gradprobe.explain import explain_error
