@@ -1,35 +1,21 @@
 """The recordings active in the calling thread: ``record()`` enters itself here, and what
 behaves differently inside a recording (``check()`` adding source lines, the testing
-helpers) asks here, without importing the recorder."""
+helpers) asks here, without importing the recorder (NOTE [threads] in
+:mod:`gradprobe._threads`)."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
-__all__ = ["current", "enter", "leave"]
+from gradprobe._threads import ThreadBound
 
-_local = threading.local()
+__all__ = ["RECORDINGS", "current"]
 
-
-def _stack() -> list[Any]:
-    stack: list[Any] | None = getattr(_local, "stack", None)
-    if stack is None:
-        stack = _local.stack = []
-    return stack
+RECORDINGS: ThreadBound[Any] = ThreadBound()
+"""Each thread's active recordings, outermost first."""
 
 
 def current() -> Any | None:
-    """The innermost recording this thread entered, or None."""
-    stack = _stack()
-    return stack[-1] if stack else None
-
-
-def enter(recording: Any) -> None:
-    _stack().append(recording)
-
-
-def leave(recording: Any) -> None:
-    stack = _stack()
-    if recording in stack:
-        stack.remove(recording)
+    """The innermost recording the calling thread entered, or None."""
+    own = RECORDINGS.own()
+    return own[-1] if own else None

@@ -9,32 +9,47 @@ session's gradient hooks, which fire inside it, read the innermost one. The reco
 which sees these calls through its function mode, reads the same ``inputs`` with
 :func:`asked_inputs`.
 
-One wrapper serves every open session; it is installed by the first and removed by the
-last. A wrapper that somebody else put over ours after we installed it is left in place;
-ours then only passes calls through.
+One wrapper serves every open session in the process; it is installed by the first and
+removed by the last, in whatever order they close (NOTE [shared patches] in
+:mod:`gradprobe.hooks._patch`). A wrapper that somebody else put over ours after we
+installed it is left in place; ours then only passes calls through. The requests are kept
+per thread: a backward running in another thread never shows up as this one's.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
 from torch import Tensor
 
-__all__ = ["REQUESTS", "acquire", "asked_inputs", "innermost", "release"]
+from gradprobe.hooks._patch import Patches, SharedPatches
 
-# The inputs of each backward/autograd.grad call now running, innermost last; None for
-# a whole backward().
-REQUESTS: list[tuple[Tensor, ...] | None] = []
-_users = 0
-_originals: dict[str, Callable[..., Any]] = {}
+__all__ = ["acquire", "asked_inputs", "innermost", "release", "requests"]
+
+
+class _Requests(threading.local):
+    def __init__(self) -> None:  # once per thread
+        # The inputs of each backward/autograd.grad call this thread is running, innermost
+        # last; None for a whole backward().
+        self.stack: list[tuple[Tensor, ...] | None] = []
+
+
+_REQUESTS = _Requests()
+
+
+def requests() -> list[tuple[Tensor, ...] | None]:
+    """The calling thread's running requests, innermost last."""
+    return _REQUESTS.stack
 
 
 def innermost() -> tuple[Tensor, ...] | None:
     """The inputs the innermost running pass was asked for; None: all leaves (or unknown)."""
-    return REQUESTS[-1] if REQUESTS else None
+    stack = _REQUESTS.stack
+    return stack[-1] if stack else None
 
 
 def asked_inputs(
@@ -69,11 +84,12 @@ def _wrap(original: Callable[..., Any], position: int) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
         args, kwargs, inputs = asked_inputs(args, kwargs, position)
-        REQUESTS.append(inputs)
+        stack = _REQUESTS.stack
+        stack.append(inputs)
         try:
             return original(*args, **kwargs)
         finally:
-            REQUESTS.pop()
+            stack.pop()
 
     wrapper.__gradprobe_wraps__ = original  # type: ignore[attr-defined]
     return wrapper
@@ -84,27 +100,19 @@ def _wrap(original: Callable[..., Any], position: int) -> Callable[..., Any]:
 _POSITIONS = {"backward": 5, "grad": 1}
 
 
+def _install(patches: Patches) -> None:
+    for name, position in _POSITIONS.items():
+        patches.set(torch.autograd, name, _wrap(getattr(torch.autograd, name), position))
+
+
+_SHARED = SharedPatches(_install)
+
+
 def acquire() -> None:
     """Install the wrappers (the first open session does)."""
-    global _users
-    if _users == 0:
-        for name, position in _POSITIONS.items():
-            original = getattr(torch.autograd, name)
-            _originals[name] = original
-            setattr(torch.autograd, name, _wrap(original, position))
-    _users += 1
+    _SHARED.acquire()
 
 
 def release() -> None:
     """Remove the wrappers (the last session to close does)."""
-    global _users
-    if _users == 0:
-        return
-    _users -= 1
-    if _users:
-        return
-    for name, original in _originals.items():
-        current = getattr(torch.autograd, name)
-        if getattr(current, "__gradprobe_wraps__", None) is original:
-            setattr(torch.autograd, name, original)
-    _originals.clear()
+    _SHARED.release()

@@ -31,7 +31,6 @@ was recorded.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import functools
 import itertools
 import math
@@ -55,6 +54,8 @@ from gradprobe._compat import INFERENCE_SAVED_ERROR, OVERLAPPING_WRITE_ERROR
 from gradprobe._inputs import asked_inputs
 from gradprobe._source import is_gradprobe_file, is_user_file
 from gradprobe._stalegrad import StaleGrads
+from gradprobe._threads import backward_ended, backward_started
+from gradprobe.trace import _Plan as _trace_plan
 from gradprobe.trace import live_nodes
 from gradprobe.trace import trace as _trace
 
@@ -71,7 +72,7 @@ _MAX_NODES = 500_000
 _MAX_EVENTS = 100_000
 _BAND = _deepfree.BAND
 _NO_SEQUENCE = 2**64 - 1
-_Plan = sys.modules["gradprobe.trace"]._Plan
+_Plan = _trace_plan
 
 
 @dataclass(slots=True)
@@ -562,6 +563,14 @@ def _kind(func: Any) -> int:
 _THIS_FILE = __file__
 # files whose frames only pass a torch call on to the mode: the caller is above them
 _PASSING_ON = {_THIS_FILE}
+
+
+def passes_calls_on(filename: str) -> None:
+    """Frames of ``filename`` (gradprobe's patches, dynamo's eager wrapper) only hand the
+    user's torch call on: the mode looks above them for the caller."""
+    _PASSING_ON.add(filename)
+
+
 _ours: dict[CodeType, bool] = {}
 
 
@@ -715,7 +724,7 @@ def _run_eagerly_under_dynamo() -> None:
     if dynamo is None or "__torch_function__" in _WRAPPED:
         return
     _WRAPPED.add("__torch_function__")
-    _PASSING_ON.add(dynamo.eval_frame.__file__)  # the wrapper's frame is not the caller
+    passes_calls_on(dynamo.eval_frame.__file__)  # the wrapper's frame is not the caller
     RecorderMode.__torch_function__ = dynamo.disable(  # type: ignore[method-assign]
         RecorderMode.__dict__["__torch_function__"]
     )
@@ -779,6 +788,9 @@ class RecorderMode(TorchFunctionMode):
         # optimizer steps taken before the call)
         self.evals: dict[int, tuple[weakref.ref[Any], SourceLine | None, int]] = {}
         self.train_lines: dict[int, SourceLine | None] = {}  # id -> the last train() call
+        # (the hook dict's weak ref, key, the user's hook) of tensor hooks this recording
+        # wrapped; given back when it ends (gradprobe._recorder_patches)
+        self.wrapped_hooks: list[tuple[Any, int, Any]] = []
 
     # -- the hot path ------------------------------------------------------------------------
 
@@ -803,7 +815,11 @@ class RecorderMode(TorchFunctionMode):
         if self.pending:  # made outside any torch call we saw: the best line is this one
             self._take_pending(_user_line(sys._getframe(1)))
         if kind in (_BACKWARD, _AUTOGRAD_GRAD):
-            return self._backward(func, kind, args, kwargs)
+            backward_started()  # autograd's worker threads serve this recording
+            try:
+                return self._backward(func, kind, args, kwargs)
+            finally:
+                backward_ended()
         if kind == _REQUIRES:
             return self._requires_grad(func, args, kwargs)
         if kind == _DROPOUT and kwargs.get("training", True) and kwargs.get("p", 0.5) != 0:
@@ -1815,473 +1831,12 @@ def _current_sequence() -> int:
     return int(probe.grad_fn._sequence_nr()) + 1
 
 
-# -- patches -----------------------------------------------------------------------------------
-
-_TENSOR_ATTRS = frozenset(("requires_grad", "grad", "data", "retains_grad", "is_leaf"))
-_LOOKALIKE = ("requires_grad",)
-
-
-@contextlib.contextmanager
-def patches(mode: RecorderMode) -> Iterator[None]:
-    """Install the patches the recorder needs besides its mode; undo them on exit."""
-    events = mode.events
-    undo: list[Callable[[], None]] = []
-    try:
-        # Tensor attribute typos: `p.require_grad = False` freezes nothing.
-        original_setattr = torch.Tensor.__dict__.get("__setattr__")
-        previous_setattr = torch.Tensor.__setattr__  # an outer recording's, when nested
-
-        def setattr_(self: torch.Tensor, name: str, value: Any) -> None:
-            if name == "grad":
-                if value is None and events.grads_pending and mode.in_optimizer == 0:
-                    line = _user_line(sys._getframe(1))
-                    if line not in events.zeroings and self.grad is not None:
-                        events.zeroings.append(line)
-            elif name == "requires_grad":
-                if (
-                    value is False
-                    and not isinstance(self, torch.nn.Parameter)
-                    and len(events.copy_freezes) < _MAX_EVENTS
-                    and is_user_file(sys._getframe(1).f_code.co_filename)  # not torch.load's
-                ):  # state_dict()[k].requires_grad = False: a detached copy, not the parameter
-                    events.copy_freezes.append((_user_line(sys._getframe(1)), _storage(self)))
-            elif name not in _TENSOR_ATTRS and not name.startswith("_"):
-                close = difflib.get_close_matches(name, _LOOKALIKE, n=1, cutoff=0.8)
-                if close:
-                    events.typos.append((_user_line(sys._getframe(1)), name, close[0]))
-            previous_setattr(self, name, value)
-
-        torch.Tensor.__setattr__ = setattr_  # type: ignore[method-assign,assignment]
-
-        def restore_setattr() -> None:
-            if original_setattr is None:
-                with contextlib.suppress(AttributeError):
-                    del torch.Tensor.__setattr__
-            else:
-                torch.Tensor.__setattr__ = original_setattr  # type: ignore[method-assign]
-
-        undo.append(restore_setattr)
-
-        # nn.Parameter construction: where parameters come from, and re-wrapping.
-        parameter_new = torch.nn.Parameter.__new__
-        parameter_slot = torch.nn.Parameter.__dict__["__new__"]
-
-        def new_parameter(cls: Any, data: Any = None, requires_grad: bool = True) -> Any:
-            param = parameter_new(cls, data, requires_grad)
-            line = _user_line(sys._getframe(1))
-            events.parameter_lines[id(param)] = line
-            source = _cloned_parameter(data)
-            if source is not None and len(events.parameter_copies) < _MAX_EVENTS:
-                events.parameter_copies.append((line, id(source), id(param)))
-            if isinstance(data, torch.Tensor) and _grad_fn(data) is not None:
-                ident = mode._cut(new_parameter, "parameter", line)
-                for leaf in _leaves_below(data):
-                    events.rewrapped[leaf] = events.cuts[ident]
-            return param
-
-        torch.nn.Parameter.__new__ = new_parameter  # type: ignore[method-assign]
-
-        def restore_parameter() -> None:
-            torch.nn.Parameter.__new__ = parameter_slot  # type: ignore[method-assign]
-
-        undo.append(restore_parameter)
-
-        # Module construction: where an nn.ReLU(inplace=True) that later overwrites a saved
-        # tensor was built.
-        module_init = torch.nn.Module.__init__  # an outer recording's, when nested
-        module_slot = torch.nn.Module.__dict__["__init__"]
-
-        def init_module(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
-            module_init(self, *args, **kwargs)
-            if len(events.module_lines) < _MAX_EVENTS:
-                events.module_lines[id(self)] = _user_line(sys._getframe(1))
-                events.module_orders[id(self)] = next(mode.order)
-
-        torch.nn.Module.__init__ = init_module  # type: ignore[method-assign]
-
-        def restore_module_init() -> None:
-            torch.nn.Module.__init__ = module_slot  # type: ignore[method-assign]
-
-        undo.append(restore_module_init)
-
-        # Custom Functions: their ctx, as each apply returns (tensors kept on it, GP129).
-        apply_now = torch.autograd.Function.__dict__["apply"]  # an outer recording's, nested
-
-        def apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
-            result = apply_now.__get__(None, cls)(*args, **kwargs)
-            with contextlib.suppress(Exception):
-                for out in _tensors(result):
-                    fn = _grad_fn(out)
-                    if isinstance(fn, _CUSTOM_NODE):
-                        mode.watch_ctx(fn, _user_line(sys._getframe(1)))
-                        break
-            return result
-
-        torch.autograd.Function.apply = classmethod(apply)  # type: ignore[method-assign,assignment]
-
-        def restore_apply() -> None:
-            torch.autograd.Function.apply = apply_now  # type: ignore[method-assign]
-
-        undo.append(restore_apply)
-
-        # load_state_dict(strict=False) that loads nothing: a "module." prefix from DDP.
-        load_slot = torch.nn.Module.__dict__["load_state_dict"]
-        previous_load = torch.nn.Module.load_state_dict
-
-        def load_state_dict(
-            self: torch.nn.Module, state_dict: Any, *args: Any, **kwargs: Any
-        ) -> Any:
-            result = previous_load(self, state_dict, *args, **kwargs)
-            unexpected = list(getattr(result, "unexpected_keys", ()))
-            missing = list(getattr(result, "missing_keys", ()))
-            loaded = len(state_dict) - len(unexpected) if hasattr(state_dict, "__len__") else 1
-            if unexpected and loaded == 0:
-                events.empty_loads.append((_user_line(sys._getframe(1)), unexpected, missing))
-            return result
-
-        torch.nn.Module.load_state_dict = load_state_dict  # type: ignore[method-assign]
-
-        def restore_load() -> None:
-            torch.nn.Module.load_state_dict = load_slot  # type: ignore[method-assign]
-
-        undo.append(restore_load)
-
-        # Gradient clipping before backward() clips the gradients about to be replaced.
-        clip_module = torch.nn.utils.clip_grad
-        for clip_name in ("clip_grad_norm_", "clip_grad_value_"):
-            for owner in (torch.nn.utils, clip_module):
-                original_clip = owner.__dict__.get(clip_name)
-                if original_clip is None:
-                    continue
-
-                def clip(*args: Any, __original: Any = original_clip, **kwargs: Any) -> Any:
-                    if not events.grads_pending and len(events.early_clips) < 10:
-                        events.early_clips.append(_user_line(sys._getframe(1)))
-                    elif (
-                        events.grads_pending
-                        and events.scaled_pending
-                        and len(events.scaled_clips) < 10
-                    ):
-                        events.scaled_clips.append(_user_line(sys._getframe(1)))
-                    return __original(*args, **kwargs)
-
-                setattr(owner, clip_name, clip)
-
-                def restore_clip(
-                    owner: Any = owner, name: str = clip_name, original: Any = original_clip
-                ) -> None:
-                    setattr(owner, name, original)
-
-                undo.append(restore_clip)
-
-        # Optimizer construction: which parameters it collected, and when.
-        optimizer_init = torch.optim.Optimizer.__init__
-        optimizer_slot = torch.optim.Optimizer.__dict__["__init__"]
-
-        def init_optimizer(self: Any, *args: Any, **kwargs: Any) -> None:
-            optimizer_init(self, *args, **kwargs)
-            events.optimizer_lines[id(self)] = (next(mode.order), _user_line(sys._getframe(1)))
-
-        torch.optim.Optimizer.__init__ = init_optimizer  # type: ignore[method-assign]
-
-        def restore_optimizer_init() -> None:
-            torch.optim.Optimizer.__init__ = optimizer_slot  # type: ignore[method-assign]
-
-        undo.append(restore_optimizer_init)
-
-        # Module.train(False) / eval() called by the user on a module (not passed down from
-        # a parent's train()): someone freezing a layer with eval() (GP111).
-        module_train = torch.nn.Module.train  # an outer recording's, when nested
-        train_slot = torch.nn.Module.__dict__["train"]
-
-        def train_module(self: torch.nn.Module, mode_: bool = True) -> Any:
-            _note_mode(mode, self, mode_, sys._getframe(1))
-            return module_train(self, mode_)
-
-        torch.nn.Module.train = train_module  # type: ignore[method-assign,assignment]
-
-        def restore_train() -> None:
-            torch.nn.Module.train = train_slot  # type: ignore[method-assign]
-
-        undo.append(restore_train)
-
-        # Optimizer steps: writes made inside one are updates, not accidents.
-        from torch.optim.optimizer import (
-            register_optimizer_step_post_hook,
-            register_optimizer_step_pre_hook,
-        )
-
-        def pre(optimizer: Any, *_: Any) -> None:
-            mode.in_optimizer += 1
-            with contextlib.suppress(TypeError):
-                mode.optimizers.add(optimizer)
-            # Parameters the optimizer holds but that have no gradient while others do: the
-            # user meant to train them (GP107 names what cut them off).
-            with contextlib.suppress(Exception):
-                params = [
-                    p
-                    for group in optimizer.param_groups
-                    for p in group["params"]
-                    if p.requires_grad
-                ]
-                asked = events.last_inputs
-                if asked is not None:  # backward(inputs=...) left the others out on purpose
-                    params = [p for p in params if id(p) in asked]
-                if any(p.grad is not None for p in params):
-                    for p in params:
-                        if p.grad is None:
-                            events.starved.add(id(p))
-                        else:
-                            events.fed.add(id(p))
-                elif events.grads_pending and len(events.idle) < _MAX_EVENTS:
-                    events.idle.update(id(p) for p in params)
-                if mode.evals:
-                    _stepped_evals(mode, {id(p) for p in params if p.grad is not None})
-            if mode.in_optimizer == 1:
-                mode.step_line = _user_line(sys._getframe(1))
-                with contextlib.suppress(Exception):
-                    mode.stale.before_step(optimizer, mode.step_line)
-                if mode.turned_off:
-                    with contextlib.suppress(Exception), torch._C.DisableTorchFunction():
-                        mode.frozen_in_step = [
-                            (p, p._version, float(p.sum()), off[0])
-                            for group in optimizer.param_groups
-                            for p in group["params"]
-                            if not p.requires_grad
-                            and p.grad is not None
-                            and p.device.type == "cpu"  # .sum() is read on the host
-                            and (off := mode.turned_off.get(p)) is not None
-                        ][:_MAX_FROZEN]
-
-        def post(optimizer: Any, *_: Any) -> None:
-            if mode.in_optimizer == 1:
-                with contextlib.suppress(Exception):
-                    params = [p for group in optimizer.param_groups for p in group["params"]]
-                    mode.stale.after_step(optimizer, params)
-                frozen, mode.frozen_in_step = mode.frozen_in_step, []
-                with torch._C.DisableTorchFunction():
-                    for param, version, total, off in frozen:
-                        # plain SGD adds lr * 0: the version moves, the values do not
-                        moved = param._version != version and float(param.sum()) != total
-                        if moved and id(param) not in events.frozen_steps:
-                            events.frozen_steps[id(param)] = (off, mode.step_line)
-            mode.in_optimizer = max(0, mode.in_optimizer - 1)
-            events.steps += 1
-            events.grads_pending = False
-
-        handles = (register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post))
-        undo.extend(handle.remove for handle in handles)
-        # Where gradients were turned off: a cut under no_grad names the `with` line too.
-        for context_class in (torch.no_grad, torch.inference_mode):
-            enter, leave = context_class.__dict__["__enter__"], context_class.__dict__["__exit__"]
-
-            def entering(self: Any, enter: Any = enter) -> Any:
-                mode.no_grad_lines.append(_user_line(sys._getframe(1)))
-                return enter(self)
-
-            def leaving(self: Any, *exc: Any, leave: Any = leave) -> Any:
-                if mode.no_grad_lines:
-                    mode.no_grad_lines.pop()
-                return leave(self, *exc)
-
-            context_class.__enter__ = entering  # type: ignore[method-assign]
-            context_class.__exit__ = leaving  # type: ignore[method-assign]
-
-            def restore_context(
-                cls: Any = context_class, enter: Any = enter, leave: Any = leave
-            ) -> None:
-                cls.__enter__ = enter
-                cls.__exit__ = leave
-
-            undo.append(restore_context)
-
-        undo.extend(_reparam_patches(events))
-        undo.extend(_log_prob_patches(mode))
-        # torch.from_numpy is not a torch function (no mode sees it): values coming back from
-        # numpy right after a cut let them out carry that cut.
-        from_numpy = torch.from_numpy
-
-        def from_numpy_(array: Any) -> torch.Tensor:
-            out = from_numpy(array)
-            cut_here = mode.cut_storages.get(_storage(out)) if mode.cut_storages else None
-            if cut_here is not None:
-                mode.taint.set(out, frozenset((cut_here,)))
-            elif mode.last_exit is not None and _just_after(
-                mode.last_exit[0], _user_line(sys._getframe(1))
-            ):
-                mode.taint.set(out, mode.numpy_cut())
-            return out
-
-        torch.from_numpy = from_numpy_  # type: ignore[assignment]
-
-        def restore_from_numpy() -> None:
-            torch.from_numpy = from_numpy
-
-        undo.append(restore_from_numpy)
-        # Tensor hooks: errors name the hook function only ("hook 'f' has changed the size
-        # of value"); remember where each was registered and where it returns.
-        register_slot = torch.Tensor.__dict__["register_hook"]
-
-        def register_hook(self: torch.Tensor, hook: Any) -> Any:
-            if len(events.tensor_hooks) >= _MAX_EVENTS or hasattr(hook, _WATCHED):
-                return register_slot(self, hook)  # an outer recording already wrapped it
-            name = getattr(hook, "__name__", None) or type(hook).__name__
-            events.tensor_hooks[name] = (_user_line(sys._getframe(1)), _return_line(hook))
-            handle = register_slot(self, _writes_watched(hook, name, events))
-            with contextlib.suppress(AttributeError):
-                wrapped.append((handle.hooks_dict_ref, handle.id, hook))
-            return handle
-
-        torch.Tensor.register_hook = register_hook  # type: ignore[method-assign]
-        # (the tensor's hook dict, the handle's key, the user's hook) for every wrapped hook
-        wrapped: list[tuple[Any, int, Any]] = []
-
-        def restore_register_hook() -> None:
-            from gradprobe.hooks._names import WRAPPED_ATTR
-
-            torch.Tensor.register_hook = register_slot  # type: ignore[method-assign]
-            for dict_ref, key, hook in wrapped:  # hooks still registered get the user's back
-                hooks = dict_ref()
-                if hooks is not None and getattr(hooks.get(key), WRAPPED_ATTR, None) is hook:
-                    hooks[key] = hook
-            wrapped.clear()
-
-        undo.append(restore_register_hook)
-        # AMP: a GradScaler skips steps whose gradients overflowed, on purpose.
-        scaler_class = getattr(getattr(torch, "amp", None), "GradScaler", None)
-        if scaler_class is not None:
-            original_scale = scaler_class.__dict__["scale"]
-
-            original_unscale = scaler_class.__dict__["unscale_"]
-            original_update = scaler_class.__dict__["update"]
-
-            def scale(self: Any, outputs: Any) -> Any:
-                events.amp = True
-                with contextlib.suppress(Exception):
-                    if self.is_enabled():
-                        events.scaled_pending = True
-                return original_scale(self, outputs)
-
-            def unscale_(self: Any, optimizer: Any) -> Any:
-                events.scaled_pending = False
-                return original_unscale(self, optimizer)
-
-            def update(self: Any, *args: Any, **kwargs: Any) -> Any:
-                events.scaled_pending = False
-                return original_update(self, *args, **kwargs)
-
-            scaler_class.scale = scale
-            scaler_class.unscale_ = unscale_
-            scaler_class.update = update
-
-            def restore_scale() -> None:
-                scaler_class.scale = original_scale
-                scaler_class.unscale_ = original_unscale
-                scaler_class.update = original_update
-
-            undo.append(restore_scale)
-        yield
-    finally:
-        for step in reversed(undo):
-            with contextlib.suppress(Exception):
-                step()
-
-
-def _log_prob_patches(mode: RecorderMode) -> list[Callable[[], None]]:
-    """Mark what ``Distribution.sample`` returns (sampled actions) and what
-    ``Distribution.log_prob`` returns for them: score-function terms, see
-    ``RecorderMode._log_prob_flow``."""
-    from torch import distributions
-
-    undo: list[Callable[[], None]] = []
-    for cls in vars(distributions).values():
-        if not (isinstance(cls, type) and issubclass(cls, distributions.Distribution)):
-            continue
-        original = cls.__dict__.get("log_prob")
-        if original is None or not callable(original):
-            continue
-
-        def log_prob(self: Any, value: Any, _original: Any = original) -> Any:
-            out = _original(self, value)
-            if isinstance(out, torch.Tensor) and out.requires_grad and mode.is_sample(value):
-                mode.log_probs.set(out, True)
-            return out
-
-        cls.log_prob = log_prob  # type: ignore[method-assign]
-
-        def restore(cls: type = cls, original: Any = original) -> None:
-            cls.log_prob = original  # type: ignore[attr-defined]
-
-        undo.append(restore)
-    for cls in vars(distributions).values():
-        if not (isinstance(cls, type) and issubclass(cls, distributions.Distribution)):
-            continue
-        original = cls.__dict__.get("sample")
-        if original is None or not callable(original):
-            continue
-
-        def sample(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
-            out = _original(self, *args, **kwargs)
-            if isinstance(out, torch.Tensor) and not out.requires_grad:
-                mode.samples.set(out, True)
-            return out
-
-        cls.sample = sample  # type: ignore[method-assign]
-
-        def restore_sample(cls: type = cls, original: Any = original) -> None:
-            cls.sample = original  # type: ignore[attr-defined]
-
-        undo.append(restore_sample)
-    return undo
-
-
-def _reparam_patches(events: Events) -> list[Callable[[], None]]:
-    """Note where pruning and parametrizations turn a parameter into a tensor recomputed
-    in every forward (its ``.grad`` stays None); returns the undo steps."""
-    from torch.nn.utils import parametrize, prune
-
-    undo: list[Callable[[], None]] = []
-    base = prune.BasePruningMethod
-    previous_apply = base.__dict__["apply"]  # a classmethod (an outer recording's, nested)
-
-    def apply(cls: Any, module: Any, name: str, *args: Any, **kwargs: Any) -> Any:
-        method = previous_apply.__func__(cls, module, name, *args, **kwargs)
-        orig = module._parameters.get(f"{name}_orig")
-        if orig is not None and id(orig) not in events.reparams:
-            line = _user_line(sys._getframe(1))
-            events.reparams[id(orig)] = Reparam(line, f"{name}_orig", name, "pruning")
-        return method
-
-    base.apply = classmethod(apply)  # type: ignore[method-assign,assignment]
-
-    def restore_apply() -> None:
-        base.apply = previous_apply  # type: ignore[method-assign]
-
-    undo.append(restore_apply)
-    previous_register = parametrize.register_parametrization
-
-    def register(module: Any, tensor_name: str, *args: Any, **kwargs: Any) -> Any:
-        result = previous_register(module, tensor_name, *args, **kwargs)
-        with contextlib.suppress(AttributeError, KeyError, TypeError):
-            holder = module.parametrizations[tensor_name]
-            line = _user_line(sys._getframe(1))
-            for name, param in holder.named_parameters(recurse=False):
-                if id(param) not in events.reparams:
-                    events.reparams[id(param)] = Reparam(
-                        line,
-                        f"parametrizations.{tensor_name}.{name}",
-                        tensor_name,
-                        "a parametrization",
-                    )
-        return result
-
-    parametrize.register_parametrization = register
-
-    def restore_register() -> None:
-        parametrize.register_parametrization = previous_register
-
-    undo.append(restore_register)
-    return undo
+def patches(mode: RecorderMode) -> contextlib.AbstractContextManager[None]:
+    """The patches every recording shares, held while ``mode``'s runs (they live in
+    :mod:`gradprobe._recorder_patches`, installed once per process)."""
+    from gradprobe._recorder_patches import patches as held
+
+    return held(mode)
 
 
 _returns: dict[CodeType, SourceLine | None] = {}

@@ -9,12 +9,12 @@ function modes disabled (:func:`quiet`), so it does not show up in the user's re
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
 
+from gradprobe import _active
 from gradprobe._source import line_location
 from gradprobe.findings import Finding, Location
 
@@ -38,9 +38,7 @@ _MAX_CUTS = 3
 
 def active() -> Any:
     """The recording active in this thread, or None (never imports the recorder)."""
-    module = sys.modules.get("gradprobe.record")
-    getter = getattr(module, "active_recording", None)
-    return getter() if getter is not None else None
+    return _active.current()
 
 
 @contextlib.contextmanager

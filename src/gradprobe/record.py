@@ -6,7 +6,11 @@ line and versions, where graphs were cut, ``.grad`` reads that return None, ever
 ``backward()``/``autograd.grad`` call, and (with ``check_nan``) the first NaN/Inf. When the
 block ends, ``rec.findings`` lists what went wrong, each finding with the line to change
 (role ``cause``). Errors raised inside the block propagate unchanged; nothing recorded keeps
-a tensor alive, and every mode, hook and patch is removed on exit, also on exceptions.
+a tensor alive, and every mode, hook and patch is removed on exit, also on exceptions (the
+patches and global hooks all recordings share are removed when the last one ends).
+
+A recording observes the thread that entered it, and no other: other threads training at
+the same time run as if gradprobe were not there (NOTE [threads] in ``gradprobe._threads``).
 
 Example:
     >>> import torch, gradprobe
@@ -34,21 +38,26 @@ from typing import TYPE_CHECKING, Any, final
 import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
-from gradprobe import _active as _registry
+from gradprobe._active import RECORDINGS
 from gradprobe._compat import node_creation_hook
 from gradprobe._lifetimes import watch_lifetimes
 from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
+from gradprobe._recorder_patches import MODES
 from gradprobe._source import line_location
+from gradprobe._threads import ThreadBound
 from gradprobe.checks import BackwardCall, CheckRunner, OpCall, Run, StepCall
 from gradprobe.errors import RecordingError
 from gradprobe.findings import Finding
+from gradprobe.hooks._patch import Patches, SharedPatches
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
 __all__ = ["Recording", "RecordingError", "record"]
 
-_active = threading.local()
+# The recordings each thread entered, outermost first (NOTE [threads] in gradprobe._threads);
+# check() and the testing helpers ask gradprobe._active for this thread's.
+_active: ThreadBound[Recording] = RECORDINGS
 
 
 @final
@@ -71,6 +80,7 @@ class Recording:
         self._lock = threading.RLock()
         self._closed = False
         self._prechecked: tuple[int, int, int] = (-1, 0, 0)
+        self._holder: Any = None  # where _active holds this recording while it runs
 
     # -- context manager -------------------------------------------------------------------
 
@@ -88,40 +98,15 @@ class Recording:
             mode = RecorderMode(self.events, check_nan=self.check_nan)
             mode.backward_hook = self._on_backward
             self._mode = mode
+            # Patches and global hooks are shared by every recording in the process and
+            # serve the recordings of the calling thread (NOTE [threads]).
             stack.enter_context(patches(mode))
-            creation_hook = node_creation_hook()
             # torch >= 2.14; an inner recording (a script that records, run by diagnose)
             # walks instead, leaving the hook to the outer one.
-            if creation_hook is not None and self.node_hook and not outer:
-                stack.enter_context(creation_hook(mode.created))
-                mode.hooked = True
-            modules = self._modules
-
-            def seen(module: torch.nn.Module, _args: Any) -> None:
-                modules.add(module)
-                if not mode.outer_module:  # the outermost call: note the line making it
-                    mode.outer_module = id(module)
-                    mode.outer_ref = weakref.ref(module)
-                    mode.outer_line = _user_line(sys._getframe(1))
-                elif module not in mode.called_inside:
-                    mode.called_inside[module] = mode.outer_ref
-
-            def done(module: torch.nn.Module, _args: Any, _output: Any) -> None:
-                if mode.outer_module == id(module):
-                    mode.outer_module = 0
-                    mode.outer_ref = None
-                    mode.outer_line = None
-
-            # Compiled modules: dynamo must not trace into these (it would fail on the
-            # bookkeeping, and the hook is not the user's computation).
-            seen = _not_compiled(seen)
-            done = _not_compiled(done)
-            handle = torch.nn.modules.module.register_module_forward_pre_hook(seen)
-            stack.callback(handle.remove)
-            handle = torch.nn.modules.module.register_module_forward_hook(done, always_call=True)
-            stack.callback(handle.remove)
-            # torch.compile(module) warns about global hooks; these two only take notes.
-            stack.enter_context(_quiet(_GLOBAL_HOOKS_WARNING))
+            if _CREATION_HOOK is not None and self.node_hook and not outer:
+                stack.enter_context(_NODE_HOOK.held())
+                mode.hooked = _node_hook_fires_here()
+            stack.enter_context(_MODULE_HOOKS.held())
             checks = self._checks = CheckRunner()
             stack.callback(checks.stop)
             checks.start(self._run())
@@ -133,12 +118,12 @@ class Recording:
                 handle = register_optimizer_step_post_hook(_not_compiled(self._on_step))
                 stack.callback(handle.remove)
             stack.enter_context(mode)
+            stack.callback(MODES.remove, MODES.add(mode), mode)
         except BaseException:
             stack.close()
             raise
         self._stack = stack
-        outer.append(self)
-        _registry.enter(self)
+        self._holder = _active.add(self)
         return self
 
     def __exit__(
@@ -154,10 +139,9 @@ class Recording:
         if self._closed:
             return
         self._closed = True
-        active = _stack()
-        if self in active:
-            active.remove(self)
-        _registry.leave(self)
+        holder, self._holder = self._holder, None
+        if holder is not None:
+            _active.remove(holder, self)
         stack, self._stack = self._stack, None
         if stack is not None:
             stack.close()
@@ -379,7 +363,8 @@ def record(*, check_nan: bool = True, node_hook: bool = True) -> Recording:
         The :class:`Recording`; its ``findings`` are filled when the block ends.
 
     Recordings nest: each block records what runs inside it, so ``gradprobe diagnose`` can
-    run a script that uses ``record()`` itself.
+    run a script that uses ``record()`` itself. Each records the thread that entered it
+    only; threads may record at the same time, each in its own block.
 
     Raises:
         RecordingError: on entering a Recording that is active or has ended.
@@ -396,12 +381,93 @@ def record(*, check_nan: bool = True, node_hook: bool = True) -> Recording:
 
 def active_recording() -> Recording | None:
     """The recording active in this thread, if any."""
-    active = _stack()
+    active = _active.own()
     return active[-1] if active else None
 
 
-def _stack() -> list[Recording]:
-    stack: list[Recording] | None = getattr(_active, "stack", None)
-    if stack is None:
-        stack = _active.stack = []
-    return stack
+def _stack() -> tuple[Recording, ...]:
+    """The recordings the calling thread entered, outermost first."""
+    return _active.own()
+
+
+# -- what every recording shares (NOTE [threads]) -------------------------------------------
+
+
+def _module_hooks(patches: Patches) -> None:
+    """Global module hooks: which modules ran, and the outermost module call's line."""
+
+    def seen(module: torch.nn.Module, _args: Any) -> None:
+        for recording in _active.here():
+            mode = recording._mode
+            if mode is None:
+                continue
+            recording._modules.add(module)
+            if not mode.outer_module:  # the outermost call: note the line making it
+                mode.outer_module = id(module)
+                mode.outer_ref = weakref.ref(module)
+                mode.outer_line = _user_line(sys._getframe(1))
+            elif module not in mode.called_inside:
+                mode.called_inside[module] = mode.outer_ref
+
+    def done(module: torch.nn.Module, _args: Any, _output: Any) -> None:
+        for recording in _active.here():
+            mode = recording._mode
+            if mode is not None and mode.outer_module == id(module):
+                mode.outer_module = 0
+                mode.outer_ref = None
+                mode.outer_line = None
+
+    # Compiled modules: dynamo must not trace into these (it would fail on the
+    # bookkeeping, and the hook is not the user's computation).
+    seen = _not_compiled(seen)
+    done = _not_compiled(done)
+    handle = torch.nn.modules.module.register_module_forward_pre_hook(seen)
+    patches.call(handle.remove)
+    handle = torch.nn.modules.module.register_module_forward_hook(done, always_call=True)
+    patches.call(handle.remove)
+    # torch.compile(module) warns about global hooks; these two only take notes.
+    quiet = _quiet(_GLOBAL_HOOKS_WARNING)
+    quiet.__enter__()
+    patches.call(lambda: quiet.__exit__(None, None, None))
+
+
+_MODULE_HOOKS = SharedPatches(_module_hooks)
+_CREATION_HOOK = node_creation_hook()
+_probing = threading.local()
+
+
+def _node_created(node: Any) -> None:
+    sink = getattr(_probing, "sink", None)
+    if sink is not None:
+        sink.append(node)
+        return
+    modes = MODES.here()
+    if modes and modes[0].hooked:  # the outermost recording of the thread
+        modes[0].created(node)
+
+
+def _node_hook(patches: Patches) -> None:
+    assert _CREATION_HOOK is not None
+    context = _CREATION_HOOK(_node_created)
+    context.__enter__()
+    patches.call(lambda: context.__exit__(None, None, None))
+
+
+_NODE_HOOK = SharedPatches(_node_hook)
+
+
+def _node_hook_fires_here() -> bool:
+    """Whether the shared node-creation hook sees nodes made in this thread: torch does
+    not document whether its hook is per thread; if it is, a recording in a thread other
+    than the one that installed it walks down from each call's results instead (the 2.13
+    way), which finds the same nodes, only slower."""
+    sink: list[Any] = []
+    _probing.sink = sink
+    try:
+        with torch.enable_grad(), torch._C.DisableTorchFunction():
+            torch.zeros((), requires_grad=True).mul(1)
+    except Exception:  # noqa: BLE001  (then walk)
+        return False
+    finally:
+        _probing.sink = None
+    return bool(sink)

@@ -13,42 +13,126 @@ dictionary and returns a handle holding a weak reference to it, so registering a
 hook, reading the handle's dictionary and removing the no-op gives the live table. On a
 node that had no Python hooks this leaves an empty table attached: PyTorch offers no way to
 detach it. An empty table changes no gradient; it costs one dictionary walk per backward.
+
+NOTE [shared patches]
+Patches that serve every recording in the process (see NOTE [threads] in
+``gradprobe._threads``) are a :class:`SharedPatches`: installed by the first
+:meth:`~SharedPatches.acquire`, removed by the last :meth:`~SharedPatches.release`, whatever
+the order in which threads leave their blocks. Every installed set is kept on one stack, in
+the order installed, and only the top of it is ever undone: a set whose users are gone stays
+in place (passing calls through) until every set installed after it is gone too, so a
+set never restores a value that another set's wrapper still calls.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, MutableMapping
+import threading
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-__all__ = ["HookSwaps", "Patches", "node_hook_tables"]
+__all__ = ["HookSwaps", "Patches", "SharedPatches", "node_hook_tables"]
+
+_MISSING = object()
 
 
 class Patches:
-    """Attribute replacements on classes and modules, undone in reverse order."""
+    """Attribute replacements on classes and modules (and other undo steps), undone in
+    reverse order."""
 
     def __init__(self) -> None:
-        self._undo: list[tuple[Any, str, bool, Any]] = []
+        # (owner, name, what was in its own __dict__ or _MISSING, our value), or a callable
+        self._undo: list[tuple[Any, str, Any, Any] | Callable[[], object]] = []
 
     def set(self, owner: Any, name: str, value: Any) -> None:
         """``setattr(owner, name, value)``, remembering what was there."""
-        own = vars(owner)
-        had = name in own
-        self._undo.append((owner, name, had, own.get(name)))
+        self._undo.append((owner, name, vars(owner).get(name, _MISSING), value))
         setattr(owner, name, value)
 
+    def call(self, step: Callable[[], object]) -> None:
+        """Run ``step`` (removing a hook, leaving a context) at :meth:`undo`, in order."""
+        self._undo.append(step)
+
+    def targets(self) -> list[tuple[Any, str]]:
+        """``(owner, name)`` of every attribute set and not yet undone."""
+        return [(entry[0], entry[1]) for entry in self._undo if isinstance(entry, tuple)]
+
     def undo(self) -> None:
-        """Put everything back; never raises; idempotent."""
+        """Put everything back; never raises; idempotent. A value somebody else put over
+        ours since is left in place (ours, under it, only passes calls through)."""
         while self._undo:
-            owner, name, had, old = self._undo.pop()
+            entry = self._undo.pop()
             with contextlib.suppress(Exception):
-                if had:
-                    setattr(owner, name, old)
-                else:
+                if not isinstance(entry, tuple):
+                    entry()
+                    continue
+                owner, name, old, ours = entry
+                if vars(owner).get(name, _MISSING) is not ours:
+                    continue
+                if old is _MISSING:
                     delattr(owner, name)
+                else:
+                    setattr(owner, name, old)
 
     def __bool__(self) -> bool:
         return bool(self._undo)
+
+
+_LOCK = threading.RLock()
+_INSTALLED: list[SharedPatches] = []  # installed sets, oldest first (NOTE [shared patches])
+
+
+class SharedPatches:
+    """Patches installed once per process for all their users; NOTE [shared patches].
+
+    ``install(patches)`` puts them in place with :meth:`Patches.set` and
+    :meth:`Patches.call`; the functions it installs find at call time whom they serve.
+    """
+
+    def __init__(self, install: Callable[[Patches], None]) -> None:
+        self._install = install
+        self.patches = Patches()
+        self._users = 0
+
+    def acquire(self) -> None:
+        """Install (the first user) or count one more user."""
+        with _LOCK:
+            if not any(installed is self for installed in _INSTALLED):
+                try:
+                    self._install(self.patches)
+                except BaseException:
+                    self.patches.undo()
+                    raise
+                _INSTALLED.append(self)
+            self._users += 1
+
+    def release(self) -> None:
+        """One user fewer; undone when none is left (and no later set is still in place)."""
+        with _LOCK:
+            if self._users == 0:
+                return
+            self._users -= 1
+            while _INSTALLED and _INSTALLED[-1]._users == 0:
+                _INSTALLED.pop().patches.undo()
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Acquired for the ``with`` block."""
+        self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
+
+    @property
+    def installed(self) -> bool:
+        """Whether the patches are in place (held, or waiting under a later set)."""
+        return any(installed is self for installed in _INSTALLED)
+
+    @staticmethod
+    def locked() -> contextlib.AbstractContextManager[Any]:
+        """The lock install and removal hold: add to :attr:`patches` under it."""
+        return _LOCK
 
 
 class HookSwaps:

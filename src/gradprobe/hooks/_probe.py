@@ -44,6 +44,7 @@ from torch.utils.hooks import BackwardHook
 from gradprobe._compat import INPLACE_VIEW_ERROR
 from gradprobe._nosync import hook_body
 from gradprobe._source import is_user_file, traceback_location, user_frame
+from gradprobe._threads import ThreadBound
 from gradprobe.findings import Finding, Location, LocationRole, make_finding
 from gradprobe.hooks._copes import copes_with_none
 from gradprobe.hooks._inventory import HookKind
@@ -55,7 +56,7 @@ from gradprobe.hooks._names import (
     in_internal,
     module_label,
 )
-from gradprobe.hooks._patch import HookSwaps, Patches
+from gradprobe.hooks._patch import HookSwaps, Patches, SharedPatches
 from gradprobe.hooks._probe_data import (
     LegacyRecord,
     Line,
@@ -106,9 +107,9 @@ class HookProbe:
 
     def __init__(self) -> None:
         self.registrations: list[Registration] = []
-        self._patches = Patches()
         self._swaps = HookSwaps()
         self._active = False
+        self._holder: Any = None  # where _PROBES holds this probe while it runs
         self._modules: dict[int, weakref.ref[torch.nn.Module]] = {}
         self._labels: dict[int, str] = {}
         self._roots: list[tuple[weakref.ref[torch.nn.Module], str]] = []
@@ -123,7 +124,6 @@ class HookProbe:
         self._copes: dict[int, bool] = {}
         self._hook_errors: dict[int, tuple[int, str, Location | None]] = {}
         self._wrapped: OrderedDict[int, tuple[weakref.ref[torch.Tensor], int]] = OrderedDict()
-        self._forwards: set[type] = set()
 
     # -- Probe protocol ---------------------------------------------------------------------
 
@@ -131,18 +131,18 @@ class HookProbe:
         """Patch the registration methods, module construction and the hook machinery."""
         if self._active:
             return
+        _SHARED.acquire()  # installed once per process (NOTE [shared patches])
         self._active = True
-        try:
-            self._install()
-        except Exception:
-            self.stop()
-            raise
+        self._holder = _PROBES.add(self)
 
     def stop(self) -> None:
         """Undo every patch and swap; idempotent; never raises."""
-        self._active = False
-        with contextlib.suppress(Exception):
-            self._patches.undo()
+        if self._active:
+            self._active = False
+            with contextlib.suppress(Exception):
+                _PROBES.remove(self._holder, self)
+            with contextlib.suppress(Exception):
+                _SHARED.release()
         with contextlib.suppress(Exception):
             self._swaps.restore()
 
@@ -156,69 +156,6 @@ class HookProbe:
             found.extend(self._inplace_findings(error))
         found.extend(self._dict_findings())
         return found
-
-    # -- installation -----------------------------------------------------------------------
-
-    def _install(self) -> None:
-        module_cls = torch.nn.Module
-        for method, kind in _MODULE_METHODS:
-            self._patches.set(module_cls, method, self._method(getattr(module_cls, method), kind))
-        for function, kind in _GLOBAL_FUNCTIONS:
-            original = getattr(torch_module, function)
-            self._patches.set(torch_module, function, self._global(original, kind))
-        self._patches.set(module_cls, "__init__", self._init(module_cls.__init__))
-        self._patches.set(
-            module_cls,
-            "_maybe_warn_non_full_backward_hook",
-            self._legacy_forward(module_cls._maybe_warn_non_full_backward_hook),
-        )
-        self._patches.set(
-            BackwardHook, "setup_output_hook", self._setup(BackwardHook.setup_output_hook, True)
-        )
-        self._patches.set(
-            BackwardHook, "setup_input_hook", self._setup(BackwardHook.setup_input_hook, False)
-        )
-
-    def _init(self, original: Callable[..., None]) -> Callable[..., None]:
-        probe = self
-
-        @functools.wraps(original)
-        def __init__(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
-            original(self, *args, **kwargs)
-            if probe._active and not in_internal():
-                key = id(self)
-                probe._created[key] = line_of(user_frame(2))
-                with contextlib.suppress(TypeError):
-                    # drop the line when the module dies (ids are reused); nothing at exit
-                    weakref.finalize(self, probe._created.pop, key, None).atexit = False
-
-        return __init__
-
-    def _method(self, original: Callable[..., Any], kind: HookKind) -> Callable[..., Any]:
-        probe = self
-
-        @functools.wraps(original)
-        def register(self: torch.nn.Module, hook: Any, *args: Any, **kwargs: Any) -> Any:
-            handle = original(self, hook, *args, **kwargs)
-            if probe._active and not in_internal():
-                with contextlib.suppress(Exception):
-                    probe._registered(self, hook, kind, handle)
-            return handle
-
-        return register
-
-    def _global(self, original: Callable[..., Any], kind: HookKind) -> Callable[..., Any]:
-        probe = self
-
-        @functools.wraps(original)
-        def register(hook: Any, *args: Any, **kwargs: Any) -> Any:
-            handle = original(hook, *args, **kwargs)
-            if probe._active and not in_internal():
-                with contextlib.suppress(Exception):
-                    probe._registered(None, hook, kind, handle)
-            return handle
-
-        return register
 
     def _registered(
         self, module: torch.nn.Module | None, hook: Any, kind: HookKind, handle: Any
@@ -291,14 +228,15 @@ class HookProbe:
         legacy = registration.kind in ("backward_legacy", "global_backward_legacy")
 
         def recording(module: Any, grad_input: Any, grad_output: Any) -> Any:
-            if probe._active:
+            active = probe._active and probe in _PROBES.here()  # only its own threads
+            if active:
                 probe._note_backward(registration, legacy, module, grad_input, grad_output)
                 if registration.index in probe._saw_none and not legacy:
                     probe._judge_none(registration.index, hook)
             try:
                 return hook(module, grad_input, grad_output)
             except BaseException as error:
-                if probe._active and not legacy and registration.index in probe._saw_none:
+                if active and not legacy and registration.index in probe._saw_none:
                     where = traceback_location(error.__traceback__, "cause")
                     probe._hook_errors[id(error)] = (registration.index, str(error), where)
                 raise
@@ -332,19 +270,6 @@ class HookProbe:
         if index not in self._copes:
             self._copes[index] = copes_with_none(hook)
 
-    def _legacy_forward(self, original: Callable[..., None]) -> Callable[..., None]:
-        probe = self
-
-        @functools.wraps(original)
-        def check(self: torch.nn.Module, inputs: Any, result: Any, grad_fn: Any) -> None:
-            record = probe._legacy.get(id(self))
-            if probe._active and (record is None or record.node is None) and not in_internal():
-                with contextlib.suppress(Exception):
-                    probe._legacy_layout(self, inputs, grad_fn)
-            _warn_from_caller(original, sys._getframe(1), self, inputs, result, grad_fn)
-
-        return check
-
     def _legacy_layout(self, module: torch.nn.Module, inputs: Any, grad_fn: Any) -> None:
         record = self._legacy.setdefault(id(module), LegacyRecord())
         args = inputs if isinstance(inputs, tuple) else (inputs,)
@@ -362,19 +287,6 @@ class HookProbe:
                 record.complete = False
         if any(t.requires_grad and i not in covered for i, t in tensors):
             record.complete = False
-
-    def _setup(self, original: Callable[..., Any], outputs: bool) -> Callable[..., Any]:
-        probe = self
-
-        @functools.wraps(original)
-        def setup(self: BackwardHook, args: Any) -> Any:
-            result = original(self, args)
-            if probe._active and not in_internal():
-                with contextlib.suppress(Exception):
-                    probe._wrapped_tensors(self.module, args, result, outputs)
-            return result
-
-        return setup
 
     def _wrapped_tensors(self, module: Any, args: Any, result: Any, outputs: bool) -> None:
         key = id(module)
@@ -395,23 +307,7 @@ class HookProbe:
     # -- .forward() called directly ----------------------------------------------------------
 
     def _watch_forward(self, module: torch.nn.Module) -> None:
-        owner = next((k for k in type(module).__mro__ if "forward" in vars(k)), None)
-        if owner is None or owner in self._forwards or owner is torch.nn.Module:
-            return
-        self._forwards.add(owner)
-        original = vars(owner)["forward"]
-        if not callable(original):
-            return
-        probe = self
-
-        @functools.wraps(original)
-        def forward(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
-            if probe._active and id(self) in probe._modules:
-                with contextlib.suppress(Exception):
-                    probe._check_direct(self, sys._getframe(1))
-            return original(self, *args, **kwargs)
-
-        self._patches.set(owner, "forward", forward)
+        _watch_forward(module)
 
     def _check_direct(self, module: torch.nn.Module, caller: FrameType) -> None:
         if not is_user_file(caller.f_code.co_filename):
@@ -607,6 +503,132 @@ class HookProbe:
                 locations=locations,
                 details={"output_type": kind},
             )
+
+
+# -- the shared patches (NOTE [shared patches], NOTE [threads]) -----------------------------
+
+# The probes started in each thread; the patches below serve only the calling thread's.
+_PROBES: ThreadBound[HookProbe] = ThreadBound()
+_FORWARDS: set[type] = set()  # classes whose forward is patched (in _SHARED)
+
+
+def _install(patches: Patches) -> None:
+    module_cls = torch.nn.Module
+    patches.call(_FORWARDS.clear)
+    for method, kind in _MODULE_METHODS:
+        patches.set(module_cls, method, _method(getattr(module_cls, method), kind))
+    for function, kind in _GLOBAL_FUNCTIONS:
+        patches.set(torch_module, function, _global(getattr(torch_module, function), kind))
+    patches.set(module_cls, "__init__", _init(module_cls.__init__))
+    patches.set(
+        module_cls,
+        "_maybe_warn_non_full_backward_hook",
+        _legacy_forward(module_cls._maybe_warn_non_full_backward_hook),
+    )
+    patches.set(BackwardHook, "setup_output_hook", _setup(BackwardHook.setup_output_hook, True))
+    patches.set(BackwardHook, "setup_input_hook", _setup(BackwardHook.setup_input_hook, False))
+
+
+_SHARED = SharedPatches(_install)
+
+
+def _init(original: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(original)
+    def __init__(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        probes = _PROBES.here()
+        if probes and not in_internal():
+            key = id(self)
+            line = line_of(user_frame(2))
+            for probe in probes:
+                probe._created[key] = line
+                with contextlib.suppress(TypeError):
+                    # drop the line when the module dies (ids are reused); nothing at exit
+                    weakref.finalize(self, probe._created.pop, key, None).atexit = False
+
+    return __init__
+
+
+def _method(original: Callable[..., Any], kind: HookKind) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def register(self: torch.nn.Module, hook: Any, *args: Any, **kwargs: Any) -> Any:
+        handle = original(self, hook, *args, **kwargs)
+        probes = _PROBES.here()
+        if probes and not in_internal():
+            for probe in probes:
+                with contextlib.suppress(Exception):
+                    probe._registered(self, hook, kind, handle)
+        return handle
+
+    return register
+
+
+def _global(original: Callable[..., Any], kind: HookKind) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def register(hook: Any, *args: Any, **kwargs: Any) -> Any:
+        handle = original(hook, *args, **kwargs)
+        probes = _PROBES.here()
+        if probes and not in_internal():
+            for probe in probes:
+                with contextlib.suppress(Exception):
+                    probe._registered(None, hook, kind, handle)
+        return handle
+
+    return register
+
+
+def _legacy_forward(original: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(original)
+    def check(self: torch.nn.Module, inputs: Any, result: Any, grad_fn: Any) -> None:
+        probes = _PROBES.here()
+        if probes and not in_internal():
+            for probe in probes:
+                record = probe._legacy.get(id(self))
+                if record is None or record.node is None:
+                    with contextlib.suppress(Exception):
+                        probe._legacy_layout(self, inputs, grad_fn)
+        _warn_from_caller(original, sys._getframe(1), self, inputs, result, grad_fn)
+
+    return check
+
+
+def _setup(original: Callable[..., Any], outputs: bool) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def setup(self: BackwardHook, args: Any) -> Any:
+        result = original(self, args)
+        probes = _PROBES.here()
+        if probes and not in_internal():
+            for probe in probes:
+                with contextlib.suppress(Exception):
+                    probe._wrapped_tensors(self.module, args, result, outputs)
+        return result
+
+    return setup
+
+
+def _watch_forward(module: torch.nn.Module) -> None:
+    """Patch the class's own ``forward`` (once, in the shared set) to notice direct calls."""
+    owner = next((k for k in type(module).__mro__ if "forward" in vars(k)), None)
+    if owner is None or owner in _FORWARDS or owner is torch.nn.Module:
+        return
+    original = vars(owner)["forward"]
+    if not callable(original):
+        return
+
+    @functools.wraps(original)
+    def forward(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+        probes = _PROBES.here()
+        if probes:
+            for probe in probes:
+                if id(self) in probe._modules:
+                    with contextlib.suppress(Exception):
+                        probe._check_direct(self, sys._getframe(1))
+        return original(self, *args, **kwargs)
+
+    with _SHARED.locked():
+        if _SHARED.installed and owner not in _FORWARDS:
+            _FORWARDS.add(owner)
+            _SHARED.patches.set(owner, "forward", forward)
 
 
 def _warn_from_caller(original: Callable[..., None], caller: FrameType, *args: Any) -> None:

@@ -1,0 +1,543 @@
+"""The patches the recorder needs besides its mode: what no torch function call shows.
+
+``nn.Parameter`` construction, attribute typos on tensors, module and optimizer
+construction, optimizer steps, ``no_grad`` blocks, gradient clipping, AMP scaling, pruning,
+distributions' ``sample``/``log_prob``, ``torch.from_numpy`` and tensor hooks.
+
+They are installed once per process, by the first recording, and removed by the last
+(NOTE [shared patches] in :mod:`gradprobe.hooks._patch`). None of them holds a recording:
+each call looks up the recorder modes active in the calling thread (:data:`MODES`, NOTE
+[threads] in :mod:`gradprobe._threads`) and passes straight through when there is none.
+Where recordings nest in one thread (``gradprobe diagnose`` running a script that records),
+every active mode takes notes, outermost first, as when each recording patched over the
+previous one; a tensor hook is wrapped by the innermost recording only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import sys
+from collections.abc import Iterator
+from types import FrameType
+from typing import Any
+
+import torch
+
+from gradprobe._recorder import (
+    _CUSTOM_NODE,
+    _MAX_EVENTS,
+    _MAX_FROZEN,
+    _WATCHED,
+    RecorderMode,
+    Reparam,
+    _cloned_parameter,
+    _grad_fn,
+    _just_after,
+    _leaves_below,
+    _note_mode,
+    _return_line,
+    _stepped_evals,
+    _storage,
+    _tensors,
+    _user_line,
+    _writes_watched,
+    passes_calls_on,
+)
+from gradprobe._source import is_user_file
+from gradprobe._threads import ThreadBound
+from gradprobe.hooks._patch import Patches, SharedPatches
+
+__all__ = ["MODES", "SHARED", "patches"]
+
+# The patched functions below call torch on the user's behalf: the caller is above them.
+passes_calls_on(__file__)
+
+# The recorder modes active in each thread, outermost first (record() adds and removes).
+MODES: ThreadBound[RecorderMode] = ThreadBound()
+
+_TENSOR_ATTRS = frozenset(("requires_grad", "grad", "data", "retains_grad", "is_leaf"))
+_LOOKALIKE = ("requires_grad",)
+
+
+@contextlib.contextmanager
+def patches(mode: RecorderMode) -> Iterator[None]:
+    """The shared patches, held while ``mode``'s recording runs; on exit, tensor hooks
+    this recording wrapped and that are still registered get the user's hook back."""
+    SHARED.acquire()
+    try:
+        yield
+    finally:
+        _unwrap_hooks(mode)
+        SHARED.release()
+
+
+def _unwrap_hooks(mode: RecorderMode) -> None:
+    from gradprobe.hooks._names import WRAPPED_ATTR
+
+    wrapped, mode.wrapped_hooks = mode.wrapped_hooks, []
+    for dict_ref, key, hook in wrapped:
+        with contextlib.suppress(Exception):
+            hooks = dict_ref()
+            if hooks is not None and getattr(hooks.get(key), WRAPPED_ATTR, None) is hook:
+                hooks[key] = hook
+
+
+def _install(p: Patches) -> None:
+    _tensor_patches(p)
+    _module_patches(p)
+    _optimizer_patches(p)
+    _grad_mode_patches(p)
+    _reparam_patches(p)
+    _log_prob_patches(p)
+    _scaler_patches(p)
+
+
+# -- tensors ---------------------------------------------------------------------------------
+
+
+def _tensor_patches(p: Patches) -> None:
+    # Tensor attribute typos: `p.require_grad = False` freezes nothing.
+    real_setattr = torch.Tensor.__setattr__
+
+    def setattr_(self: torch.Tensor, name: str, value: Any) -> None:
+        modes = MODES.here()
+        if modes:
+            _on_setattr(modes, self, name, value, sys._getframe(1))
+        real_setattr(self, name, value)
+
+    p.set(torch.Tensor, "__setattr__", setattr_)
+
+    # nn.Parameter construction: where parameters come from, and re-wrapping.
+    parameter_new = torch.nn.Parameter.__new__
+
+    def new_parameter(cls: Any, data: Any = None, requires_grad: bool = True) -> Any:
+        param = parameter_new(cls, data, requires_grad)
+        modes = MODES.here()
+        if modes:
+            line = _user_line(sys._getframe(1))
+            source = _cloned_parameter(data)
+            cut_below = isinstance(data, torch.Tensor) and _grad_fn(data) is not None
+            below = _leaves_below(data) if cut_below else []
+            for mode in modes:
+                events = mode.events
+                events.parameter_lines[id(param)] = line
+                if source is not None and len(events.parameter_copies) < _MAX_EVENTS:
+                    events.parameter_copies.append((line, id(source), id(param)))
+                if cut_below:
+                    ident = mode._cut(new_parameter, "parameter", line)
+                    for leaf in below:
+                        events.rewrapped[leaf] = events.cuts[ident]
+        return param
+
+    p.set(torch.nn.Parameter, "__new__", new_parameter)
+
+    # torch.from_numpy is not a torch function (no mode sees it): values coming back from
+    # numpy right after a cut let them out carry that cut.
+    from_numpy = torch.from_numpy
+
+    def from_numpy_(array: Any) -> torch.Tensor:
+        out = from_numpy(array)
+        for mode in MODES.here():
+            cut_here = mode.cut_storages.get(_storage(out)) if mode.cut_storages else None
+            if cut_here is not None:
+                mode.taint.set(out, frozenset((cut_here,)))
+            elif mode.last_exit is not None and _just_after(
+                mode.last_exit[0], _user_line(sys._getframe(1))
+            ):
+                mode.taint.set(out, mode.numpy_cut())
+        return out
+
+    p.set(torch, "from_numpy", from_numpy_)
+
+    # Tensor hooks: errors name the hook function only ("hook 'f' has changed the size
+    # of value"); remember where each was registered and where it returns.
+    register_slot = torch.Tensor.__dict__["register_hook"]
+
+    def register_hook(self: torch.Tensor, hook: Any) -> Any:
+        modes = MODES.here()
+        if not modes:
+            return register_slot(self, hook)
+        mode = modes[-1]  # the innermost recording wraps it
+        events = mode.events
+        if len(events.tensor_hooks) >= _MAX_EVENTS or hasattr(hook, _WATCHED):
+            return register_slot(self, hook)
+        name = getattr(hook, "__name__", None) or type(hook).__name__
+        events.tensor_hooks[name] = (_user_line(sys._getframe(1)), _return_line(hook))
+        handle = register_slot(self, _writes_watched(hook, name, events))
+        with contextlib.suppress(AttributeError):
+            mode.wrapped_hooks.append((handle.hooks_dict_ref, handle.id, hook))
+        return handle
+
+    p.set(torch.Tensor, "register_hook", register_hook)
+
+
+def _on_setattr(
+    modes: tuple[RecorderMode, ...], tensor: torch.Tensor, name: str, value: Any, caller: FrameType
+) -> None:
+    if name == "grad":
+        if value is None:
+            for mode in modes:
+                events = mode.events
+                if events.grads_pending and mode.in_optimizer == 0:
+                    line = _user_line(caller)
+                    if line not in events.zeroings and tensor.grad is not None:
+                        events.zeroings.append(line)
+    elif name == "requires_grad":
+        if (
+            value is False
+            and not isinstance(tensor, torch.nn.Parameter)
+            and is_user_file(caller.f_code.co_filename)  # not torch.load's
+        ):  # state_dict()[k].requires_grad = False: a detached copy, not the parameter
+            for mode in modes:
+                events = mode.events
+                if len(events.copy_freezes) < _MAX_EVENTS:
+                    events.copy_freezes.append((_user_line(caller), _storage(tensor)))
+    elif name not in _TENSOR_ATTRS and not name.startswith("_"):
+        close = difflib.get_close_matches(name, _LOOKALIKE, n=1, cutoff=0.8)
+        if close:
+            for mode in modes:
+                mode.events.typos.append((_user_line(caller), name, close[0]))
+
+
+# -- modules ---------------------------------------------------------------------------------
+
+
+def _module_patches(p: Patches) -> None:
+    # Module construction: where an nn.ReLU(inplace=True) that later overwrites a saved
+    # tensor was built.
+    module_init = torch.nn.Module.__init__
+
+    def init_module(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
+        module_init(self, *args, **kwargs)
+        modes = MODES.here()
+        if modes:
+            line = _user_line(sys._getframe(1))
+            for mode in modes:
+                events = mode.events
+                if len(events.module_lines) < _MAX_EVENTS:
+                    events.module_lines[id(self)] = line
+                    events.module_orders[id(self)] = next(mode.order)
+
+    p.set(torch.nn.Module, "__init__", init_module)
+
+    # Custom Functions: their ctx, as each apply returns (tensors kept on it, GP129).
+    apply_now = torch.autograd.Function.__dict__["apply"]
+
+    def apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        result = apply_now.__get__(None, cls)(*args, **kwargs)
+        modes = MODES.here()
+        if modes:
+            with contextlib.suppress(Exception):
+                for out in _tensors(result):
+                    fn = _grad_fn(out)
+                    if isinstance(fn, _CUSTOM_NODE):
+                        line = _user_line(sys._getframe(1))
+                        for mode in modes:
+                            mode.watch_ctx(fn, line)
+                        break
+        return result
+
+    p.set(torch.autograd.Function, "apply", classmethod(apply))
+
+    # load_state_dict(strict=False) that loads nothing: a "module." prefix from DDP.
+    load = torch.nn.Module.load_state_dict
+
+    def load_state_dict(self: torch.nn.Module, state_dict: Any, *args: Any, **kwargs: Any) -> Any:
+        result = load(self, state_dict, *args, **kwargs)
+        modes = MODES.here()
+        if not modes:
+            return result
+        unexpected = list(getattr(result, "unexpected_keys", ()))
+        missing = list(getattr(result, "missing_keys", ()))
+        loaded = len(state_dict) - len(unexpected) if hasattr(state_dict, "__len__") else 1
+        if unexpected and loaded == 0:
+            line = _user_line(sys._getframe(1))
+            for mode in modes:
+                mode.events.empty_loads.append((line, unexpected, missing))
+        return result
+
+    p.set(torch.nn.Module, "load_state_dict", load_state_dict)
+
+    # Module.train(False) / eval() called by the user on a module (not passed down from
+    # a parent's train()): someone freezing a layer with eval() (GP111).
+    module_train = torch.nn.Module.train
+
+    def train_module(self: torch.nn.Module, mode_: bool = True) -> Any:
+        for mode in MODES.here():
+            _note_mode(mode, self, mode_, sys._getframe(1))
+        return module_train(self, mode_)
+
+    p.set(torch.nn.Module, "train", train_module)
+
+    # Gradient clipping before backward() clips the gradients about to be replaced.
+    clip_module = torch.nn.utils.clip_grad
+    for clip_name in ("clip_grad_norm_", "clip_grad_value_"):
+        for owner in (torch.nn.utils, clip_module):
+            original_clip = owner.__dict__.get(clip_name)
+            if original_clip is None:
+                continue
+
+            def clip(*args: Any, __original: Any = original_clip, **kwargs: Any) -> Any:
+                for mode in MODES.here():
+                    events = mode.events
+                    if not events.grads_pending and len(events.early_clips) < 10:
+                        events.early_clips.append(_user_line(sys._getframe(1)))
+                    elif (
+                        events.grads_pending
+                        and events.scaled_pending
+                        and len(events.scaled_clips) < 10
+                    ):
+                        events.scaled_clips.append(_user_line(sys._getframe(1)))
+                return __original(*args, **kwargs)
+
+            p.set(owner, clip_name, clip)
+
+
+# -- optimizers ------------------------------------------------------------------------------
+
+
+def _optimizer_patches(p: Patches) -> None:
+    # Optimizer construction: which parameters it collected, and when.
+    optimizer_init = torch.optim.Optimizer.__init__
+
+    def init_optimizer(self: Any, *args: Any, **kwargs: Any) -> None:
+        optimizer_init(self, *args, **kwargs)
+        modes = MODES.here()
+        if modes:
+            line = _user_line(sys._getframe(1))
+            for mode in modes:
+                mode.events.optimizer_lines[id(self)] = (next(mode.order), line)
+
+    p.set(torch.optim.Optimizer, "__init__", init_optimizer)
+
+    # Optimizer steps: writes made inside one are updates, not accidents. The global step
+    # hooks fire for every optimizer in every thread: only this thread's modes look.
+    from torch.optim.optimizer import (
+        register_optimizer_step_post_hook,
+        register_optimizer_step_pre_hook,
+    )
+
+    def pre(optimizer: Any, *_: Any) -> None:
+        modes = MODES.here()
+        if modes:
+            caller = sys._getframe(1)
+            for mode in modes:
+                _before_step(mode, optimizer, caller)
+
+    def post(optimizer: Any, *_: Any) -> None:
+        for mode in MODES.here():
+            _after_step(mode, optimizer)
+
+    for handle in (register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)):
+        p.call(handle.remove)
+
+
+def _before_step(mode: RecorderMode, optimizer: Any, caller: FrameType) -> None:
+    events = mode.events
+    mode.in_optimizer += 1
+    with contextlib.suppress(TypeError):
+        mode.optimizers.add(optimizer)
+    # Parameters the optimizer holds but that have no gradient while others do: the
+    # user meant to train them (GP107 names what cut them off).
+    with contextlib.suppress(Exception):
+        params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
+        asked = events.last_inputs
+        if asked is not None:  # backward(inputs=...) left the others out on purpose
+            params = [p for p in params if id(p) in asked]
+        if any(p.grad is not None for p in params):
+            for p in params:
+                if p.grad is None:
+                    events.starved.add(id(p))
+                else:
+                    events.fed.add(id(p))
+        elif events.grads_pending and len(events.idle) < _MAX_EVENTS:
+            events.idle.update(id(p) for p in params)
+        if mode.evals:
+            _stepped_evals(mode, {id(p) for p in params if p.grad is not None})
+    if mode.in_optimizer == 1:
+        mode.step_line = _user_line(caller)
+        with contextlib.suppress(Exception):
+            mode.stale.before_step(optimizer, mode.step_line)
+        if mode.turned_off:
+            with contextlib.suppress(Exception), torch._C.DisableTorchFunction():
+                mode.frozen_in_step = [
+                    (p, p._version, float(p.sum()), off[0])
+                    for group in optimizer.param_groups
+                    for p in group["params"]
+                    if not p.requires_grad
+                    and p.grad is not None
+                    and p.device.type == "cpu"  # .sum() is read on the host
+                    and (off := mode.turned_off.get(p)) is not None
+                ][:_MAX_FROZEN]
+
+
+def _after_step(mode: RecorderMode, optimizer: Any) -> None:
+    events = mode.events
+    if mode.in_optimizer == 1:
+        with contextlib.suppress(Exception):
+            params = [p for group in optimizer.param_groups for p in group["params"]]
+            mode.stale.after_step(optimizer, params)
+        frozen, mode.frozen_in_step = mode.frozen_in_step, []
+        with torch._C.DisableTorchFunction():
+            for param, version, total, off in frozen:
+                # plain SGD adds lr * 0: the version moves, the values do not
+                moved = param._version != version and float(param.sum()) != total
+                if moved and id(param) not in events.frozen_steps:
+                    events.frozen_steps[id(param)] = (off, mode.step_line)
+    mode.in_optimizer = max(0, mode.in_optimizer - 1)
+    events.steps += 1
+    events.grads_pending = False
+
+
+# -- grad mode, AMP ----------------------------------------------------------------------------
+
+
+def _grad_mode_patches(p: Patches) -> None:
+    # Where gradients were turned off: a cut under no_grad names the `with` line too.
+    for context_class in (torch.no_grad, torch.inference_mode):
+        enter, leave = context_class.__dict__["__enter__"], context_class.__dict__["__exit__"]
+
+        def entering(self: Any, enter: Any = enter) -> Any:
+            modes = MODES.here()
+            if modes:
+                line = _user_line(sys._getframe(1))
+                for mode in modes:
+                    mode.no_grad_lines.append(line)
+            return enter(self)
+
+        def leaving(self: Any, *exc: Any, leave: Any = leave) -> Any:
+            for mode in MODES.here():
+                if mode.no_grad_lines:
+                    mode.no_grad_lines.pop()
+            return leave(self, *exc)
+
+        p.set(context_class, "__enter__", entering)
+        p.set(context_class, "__exit__", leaving)
+
+
+def _scaler_patches(p: Patches) -> None:
+    # AMP: a GradScaler skips steps whose gradients overflowed, on purpose.
+    scaler_class = getattr(getattr(torch, "amp", None), "GradScaler", None)
+    if scaler_class is None:
+        return
+    original_scale = scaler_class.__dict__["scale"]
+    original_unscale = scaler_class.__dict__["unscale_"]
+    original_update = scaler_class.__dict__["update"]
+
+    def scale(self: Any, outputs: Any) -> Any:
+        modes = MODES.here()
+        if modes:
+            enabled = False
+            with contextlib.suppress(Exception):
+                enabled = bool(self.is_enabled())
+            for mode in modes:
+                mode.events.amp = True
+                if enabled:
+                    mode.events.scaled_pending = True
+        return original_scale(self, outputs)
+
+    def unscale_(self: Any, optimizer: Any) -> Any:
+        for mode in MODES.here():
+            mode.events.scaled_pending = False
+        return original_unscale(self, optimizer)
+
+    def update(self: Any, *args: Any, **kwargs: Any) -> Any:
+        for mode in MODES.here():
+            mode.events.scaled_pending = False
+        return original_update(self, *args, **kwargs)
+
+    p.set(scaler_class, "scale", scale)
+    p.set(scaler_class, "unscale_", unscale_)
+    p.set(scaler_class, "update", update)
+
+
+# -- distributions, pruning, parametrizations ----------------------------------------------------
+
+
+def _log_prob_patches(p: Patches) -> None:
+    """Mark what ``Distribution.sample`` returns (sampled actions) and what
+    ``Distribution.log_prob`` returns for them: score-function terms, see
+    ``RecorderMode._log_prob_flow``."""
+    from torch import distributions
+
+    classes = [
+        cls
+        for cls in vars(distributions).values()
+        if isinstance(cls, type) and issubclass(cls, distributions.Distribution)
+    ]
+    for cls in classes:
+        original = cls.__dict__.get("log_prob")
+        if original is None or not callable(original):
+            continue
+
+        def log_prob(self: Any, value: Any, _original: Any = original) -> Any:
+            out = _original(self, value)
+            modes = MODES.here()
+            if modes and isinstance(out, torch.Tensor) and out.requires_grad:
+                for mode in modes:
+                    if mode.is_sample(value):
+                        mode.log_probs.set(out, True)
+            return out
+
+        p.set(cls, "log_prob", log_prob)
+    for cls in classes:
+        original = cls.__dict__.get("sample")
+        if original is None or not callable(original):
+            continue
+
+        def sample(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            out = _original(self, *args, **kwargs)
+            modes = MODES.here()
+            if modes and isinstance(out, torch.Tensor) and not out.requires_grad:
+                for mode in modes:
+                    mode.samples.set(out, True)
+            return out
+
+        p.set(cls, "sample", sample)
+
+
+def _reparam_patches(p: Patches) -> None:
+    """Note where pruning and parametrizations turn a parameter into a tensor recomputed
+    in every forward (its ``.grad`` stays None)."""
+    from torch.nn.utils import parametrize, prune
+
+    base = prune.BasePruningMethod
+    previous_apply = base.__dict__["apply"]  # a classmethod
+
+    def apply(cls: Any, module: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+        method = previous_apply.__func__(cls, module, name, *args, **kwargs)
+        modes = MODES.here()
+        orig = module._parameters.get(f"{name}_orig") if modes else None
+        if orig is not None:
+            line = _user_line(sys._getframe(1))
+            for mode in modes:
+                if id(orig) not in mode.events.reparams:
+                    mode.events.reparams[id(orig)] = Reparam(line, f"{name}_orig", name, "pruning")
+        return method
+
+    p.set(base, "apply", classmethod(apply))
+    previous_register = parametrize.register_parametrization
+
+    def register(module: Any, tensor_name: str, *args: Any, **kwargs: Any) -> Any:
+        result = previous_register(module, tensor_name, *args, **kwargs)
+        modes = MODES.here()
+        if modes:
+            with contextlib.suppress(AttributeError, KeyError, TypeError):
+                holder = module.parametrizations[tensor_name]
+                line = _user_line(sys._getframe(1))
+                for name, param in holder.named_parameters(recurse=False):
+                    for mode in modes:
+                        if id(param) not in mode.events.reparams:
+                            mode.events.reparams[id(param)] = Reparam(
+                                line,
+                                f"parametrizations.{tensor_name}.{name}",
+                                tensor_name,
+                                "a parametrization",
+                            )
+        return result
+
+    p.set(parametrize, "register_parametrization", register)
+
+
+SHARED = SharedPatches(_install)
