@@ -36,10 +36,11 @@ def tests_torch214(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff: lint and formatting."""
-    session.install(*LINT)
+    """ruff (lint and formatting) and the import layers (lint-imports, pyproject's contract)."""
+    _install(session, extras="lint")
     session.run("ruff", "check", *CHECKED)
     session.run("ruff", "format", "--check", *CHECKED)
+    session.run("lint-imports")
 
 
 @nox.session

@@ -227,7 +227,7 @@ def patch_table() -> list[tuple[str, str]]:
     """Every attribute gradprobe's shared patch sets have in place now (empty before
     gradprobe kept such a table)."""
     try:
-        from gradprobe.hooks import _patch
+        from gradprobe import _patch
     except ImportError:
         return []
     installed = getattr(_patch, "_INSTALLED", [])

@@ -11,7 +11,7 @@ which sees these calls through its function mode, reads the same ``inputs`` with
 
 One wrapper serves every open session in the process; it is installed by the first and
 removed by the last, in whatever order they close (NOTE [shared patches] in
-:mod:`gradprobe.hooks._patch`). A wrapper that somebody else put over ours after we
+:mod:`gradprobe._patch`). A wrapper that somebody else put over ours after we
 installed it is left in place; ours then only passes calls through. The requests are kept
 per thread: a backward running in another thread never shows up as this one's.
 """
@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from gradprobe.hooks._patch import Patches, SharedPatches
+from gradprobe._patch import Patches, SharedPatches
 
 __all__ = ["acquire", "asked_inputs", "innermost", "release", "requests"]
 

@@ -62,7 +62,7 @@ from gradprobe.trace import trace as _trace
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine", "patches"]
+__all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine", "passes_calls_on"]
 
 _V = TypeVar("_V")
 NodeKey = tuple[str, int]
@@ -1831,14 +1831,6 @@ def _current_sequence() -> int:
     return int(probe.grad_fn._sequence_nr()) + 1
 
 
-def patches(mode: RecorderMode) -> contextlib.AbstractContextManager[None]:
-    """The patches every recording shares, held while ``mode``'s runs (they live in
-    :mod:`gradprobe._recorder_patches`, installed once per process)."""
-    from gradprobe._recorder_patches import patches as held
-
-    return held(mode)
-
-
 _returns: dict[CodeType, SourceLine | None] = {}
 
 
@@ -1925,7 +1917,7 @@ def _all_ones(grad: torch.Tensor) -> bool:
 def _writes_watched(hook: Any, name: str, events: Events) -> Any:
     """``hook`` wrapped to notice it writing to the gradient it is given (GP309): the
     gradient's version moves, or the write fails on an expanded gradient."""
-    from gradprobe.hooks._names import WRAPPED_ATTR
+    from gradprobe._patch import WRAPPED_ATTR
 
     def watched(grad: Any) -> Any:
         version = _version(grad) if isinstance(grad, torch.Tensor) else None

@@ -5,7 +5,7 @@ construction, optimizer steps, ``no_grad`` blocks, gradient clipping, AMP scalin
 distributions' ``sample``/``log_prob``, ``torch.from_numpy`` and tensor hooks.
 
 They are installed once per process, by the first recording, and removed by the last
-(NOTE [shared patches] in :mod:`gradprobe.hooks._patch`). None of them holds a recording:
+(NOTE [shared patches] in :mod:`gradprobe._patch`). None of them holds a recording:
 each call looks up the recorder modes active in the calling thread (:data:`MODES`, NOTE
 [threads] in :mod:`gradprobe._threads`) and passes straight through when there is none.
 Where recordings nest in one thread (``gradprobe diagnose`` running a script that records),
@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from gradprobe._patch import Patches, SharedPatches
 from gradprobe._recorder import (
     _CUSTOM_NODE,
     _MAX_EVENTS,
@@ -46,7 +47,6 @@ from gradprobe._recorder import (
 )
 from gradprobe._source import is_user_file
 from gradprobe._threads import ThreadBound
-from gradprobe.hooks._patch import Patches, SharedPatches
 
 __all__ = ["MODES", "SHARED", "patches"]
 
@@ -73,7 +73,7 @@ def patches(mode: RecorderMode) -> Iterator[None]:
 
 
 def _unwrap_hooks(mode: RecorderMode) -> None:
-    from gradprobe.hooks._names import WRAPPED_ATTR
+    from gradprobe._patch import WRAPPED_ATTR
 
     wrapped, mode.wrapped_hooks = mode.wrapped_hooks, []
     for dict_ref, key, hook in wrapped:

@@ -4,7 +4,7 @@ NOTE [threads]
 gradprobe's patches (``Tensor.__setattr__``, ``Module.__init__``, the optimizer step hooks,
 the global module hooks, ...) are process-wide: torch offers no per-thread version of
 them. They are installed once, by the first recording, and removed by the last one
-(:class:`gradprobe.hooks._patch.SharedPatches`), and each call looks up, in a thread-local,
+(:class:`gradprobe._patch.SharedPatches`), and each call looks up, in a thread-local,
 the recordings that the *calling* thread entered. A thread with none passes straight
 through, so a recording never reads the ``.grad`` of a tensor that another thread's
 backward is writing, and its findings are about its own thread only.

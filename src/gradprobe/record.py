@@ -41,14 +41,14 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 from gradprobe._active import RECORDINGS
 from gradprobe._compat import node_creation_hook
 from gradprobe._lifetimes import watch_lifetimes
-from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
-from gradprobe._recorder_patches import MODES
+from gradprobe._patch import Patches, SharedPatches
+from gradprobe._recorder import Backward, Events, RecorderMode, _user_line
+from gradprobe._recorder_patches import MODES, patches
 from gradprobe._source import line_location
 from gradprobe._threads import ThreadBound
 from gradprobe.checks import BackwardCall, CheckRunner, OpCall, Run, StepCall
 from gradprobe.errors import RecordingError
 from gradprobe.findings import Finding
-from gradprobe.hooks._patch import Patches, SharedPatches
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult

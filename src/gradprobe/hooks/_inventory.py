@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import torch
 import torch.nn.modules.module as torch_module
 
+from gradprobe._patch import node_hook_tables
 from gradprobe.errors import GradprobeTypeError, describe
 from gradprobe.findings import Finding, make_finding
 from gradprobe.hooks._names import (
@@ -27,7 +28,6 @@ from gradprobe.hooks._names import (
     is_torch_callable,
     module_label,
 )
-from gradprobe.hooks._patch import node_hook_tables
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -286,7 +286,7 @@ def inventory(
         global hooks; each with the owner, the kind, the callable's name (a
         ``functools.partial`` shows its function and arguments) and where it is defined.
         Reading a node's hooks attaches an empty hook table to it (NOTE [node hook
-        tables] in ``gradprobe.hooks._patch``).
+        tables] in ``gradprobe._patch``).
 
     Example:
         >>> import torch

@@ -22,6 +22,8 @@ from typing import Any
 import torch
 from torch.nn.modules.module import _WrappedHook
 
+from gradprobe._patch import WRAPPED_ATTR
+
 __all__ = [
     "WRAPPED_ATTR",
     "WrappedHook",
@@ -60,7 +62,6 @@ def in_internal() -> bool:
 WrappedHook = _WrappedHook
 """torch's wrapper of a legacy module hook on an autograd node (``torch.nn.modules.module``)."""
 
-WRAPPED_ATTR = "__gradprobe_hook__"
 """Attribute set on gradprobe's recording wrappers: the user's hook they call."""
 
 _TORCH_DIR = str(Path(torch.__file__).resolve().parent) + os.sep

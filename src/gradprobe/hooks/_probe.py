@@ -43,6 +43,7 @@ from torch.utils.hooks import BackwardHook
 
 from gradprobe._compat import INPLACE_VIEW_ERROR
 from gradprobe._nosync import hook_body
+from gradprobe._patch import HookSwaps, Patches, SharedPatches
 from gradprobe._source import is_user_file, traceback_location, user_frame
 from gradprobe._threads import ThreadBound
 from gradprobe.findings import Finding, Location, LocationRole, make_finding
@@ -56,7 +57,6 @@ from gradprobe.hooks._names import (
     in_internal,
     module_label,
 )
-from gradprobe.hooks._patch import HookSwaps, Patches, SharedPatches
 from gradprobe.hooks._probe_data import (
     LegacyRecord,
     Line,

@@ -36,6 +36,7 @@ import torch.nn.modules.module as torch_module
 
 from gradprobe import _deepfree
 from gradprobe._nosync import hook_body
+from gradprobe._patch import HookSwaps, Patches, node_hook_tables
 from gradprobe._source import user_frame
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
 from gradprobe.hooks._inventory import GLOBAL_OWNER, HookKind
@@ -52,7 +53,6 @@ from gradprobe.hooks._names import (
     is_torch_callable,
     module_label,
 )
-from gradprobe.hooks._patch import HookSwaps, Patches, node_hook_tables
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult

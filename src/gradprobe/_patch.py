@@ -31,7 +31,11 @@ import threading
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-__all__ = ["HookSwaps", "Patches", "SharedPatches", "node_hook_tables"]
+__all__ = ["WRAPPED_ATTR", "HookSwaps", "Patches", "SharedPatches", "node_hook_tables"]
+
+WRAPPED_ATTR = "__gradprobe_hook__"
+"""Set on a wrapper gradprobe installs around the user's hook: the user's own hook, which
+inventories and error messages show instead of the wrapper."""
 
 _MISSING = object()
 
