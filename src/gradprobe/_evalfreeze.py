@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import weakref
 from collections.abc import Sequence
 
 import torch
@@ -25,7 +26,8 @@ from gradprobe.findings import Finding, LocationRole, make_finding
 __all__ = ["eval_dropouts", "eval_freezes", "eval_mode_training", "reads_training"]
 
 _READS_TRAINING = re.compile(r"\.training\b")
-_verdicts: dict[type, bool] = {}
+# weakly: a class defined inside a test or a function must not live on in this cache
+_verdicts: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 
 
 def reads_training(module: torch.nn.Module) -> bool:

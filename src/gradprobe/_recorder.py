@@ -515,7 +515,33 @@ _DROPOUTS = frozenset(
     )
     if hasattr(torch.nn.functional, name)
 )
+# Kinds of torch's own callables, for the life of the process. Callables made at run time
+# (gradprobe's patches, which close over one recording's events and mode, or a user's
+# function closing over their model) are cached weakly: a module-level cache holding them
+# would keep every recording alive.
 _kinds: dict[Any, int] = {}
+_passing_kinds: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+_TORCH_DIR = str(Path(torch.__file__).parent) + os.sep
+
+
+def _lasting(func: Any) -> bool:
+    """Whether ``func`` may stay in a module-level cache for good: C functions and
+    descriptors, and Python functions of torch's own package."""
+    code = getattr(func, "__code__", None)
+    if code is None:  # a bound method; a property's __get__/__set__
+        inner = getattr(func, "__func__", None) or getattr(
+            getattr(func, "__self__", None), "fget", None
+        )
+        code = getattr(inner, "__code__", None)
+    return code is None or code.co_filename.startswith(_TORCH_DIR)
+
+
+def _remember(lasting: dict[Any, _V], passing: Any, func: Any, value: _V) -> None:
+    if _lasting(func):
+        lasting[func] = value
+    else:
+        with contextlib.suppress(TypeError):  # not weakly referable: not cached
+            passing[func] = value
 
 
 def _kind(func: Any) -> int:
@@ -525,6 +551,10 @@ def _kind(func: Any) -> int:
         pass
     except TypeError:  # unhashable callables
         return _PLAIN
+    with contextlib.suppress(TypeError):
+        known = _passing_kinds.get(func)
+        if known is not None:
+            return known
     name = _names(func)
     if func == _GRAD_GET:
         kind = _GRAD_READ
@@ -550,7 +580,7 @@ def _kind(func: Any) -> int:
         kind = _SCALAR
     else:
         kind = _PLAIN
-    _kinds[func] = kind
+    _remember(_kinds, _passing_kinds, func, kind)
     return kind
 
 
@@ -594,7 +624,8 @@ def _version(tensor: torch.Tensor) -> int | None:
 
 _NEAR_LINES = 3
 _NOT_VALUES = frozenset({"size", "dim", "numel", "stride", "__len__", "shape"})
-_value_kinds: dict[Any, bool] = {}
+_value_kinds: dict[Any, bool] = {}  # as _kinds: torch's own callables only
+_passing_value_kinds: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 _DATA = next(k.__dict__["data"] for k in torch.Tensor.__mro__ if "data" in k.__dict__)
@@ -612,9 +643,13 @@ def _kind_of_value(func: Any) -> bool:
     try:
         return _value_kinds[func]
     except KeyError:
+        with contextlib.suppress(TypeError):
+            known = _passing_value_kinds.get(func)
+            if known is not None:
+                return known
         name = _names(func)
         verdict = not (name.endswith("_like") or name.startswith("new_") or name in _NOT_VALUES)
-        _value_kinds[func] = verdict
+        _remember(_value_kinds, _passing_value_kinds, func, verdict)
         return verdict
     except TypeError:
         return True
