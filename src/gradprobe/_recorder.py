@@ -44,7 +44,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import CodeType, FrameType
+from types import CodeType, FrameType, TracebackType
 from typing import Any, Generic, TypeVar
 
 import torch
@@ -56,7 +56,7 @@ from gradprobe._source import is_gradprobe_file, is_user_file
 from gradprobe._stalegrad import StaleGrads
 from gradprobe.trace import trace as _trace
 
-__all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine", "patches"]
+__all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine", "frameless", "patches"]
 
 _V = TypeVar("_V")
 NodeKey = tuple[str, int]
@@ -165,6 +165,8 @@ class Backward:
     op: str
     roots: list[NodeKey | None]
     retain_graph: bool
+    # what backward() raised; once the recording has seen it, a copy without its traceback
+    # (see frameless): the frames hold the user's locals, a model and its data
     error: BaseException | None = None
 
 
@@ -707,6 +709,29 @@ def _names_at(line: SourceLine, *, store: bool) -> frozenset[str]:
         for node in ast.walk(tree)
         if isinstance(node, ast.Name) and isinstance(node.ctx, wanted)
     )
+
+
+def frameless(error: BaseException) -> BaseException:
+    """A copy of ``error`` (same type, args, message and attributes) without its traceback,
+    cause or context, whose frames would keep the locals of every frame it passed through
+    (a model, its data) alive as long as the copy is kept. ``error`` itself is not touched:
+    it is the user's, still propagating."""
+    copy: BaseException | None = None
+    with contextlib.suppress(Exception):
+        copy = type(error)(*error.args)
+        if type(copy) is not type(error):
+            copy = None
+    if copy is None:  # an __init__ that does not take its own args back
+        copy = BaseException.__new__(type(error))
+        copy.args = error.args
+    with contextlib.suppress(Exception):
+        copy.__dict__.update(
+            (key, value)
+            for key, value in vars(error).items()
+            if not isinstance(value, (TracebackType, FrameType))
+        )
+    copy.__traceback__ = None
+    return copy
 
 
 def _grad_fn(tensor: torch.Tensor) -> Any:
@@ -1581,8 +1606,11 @@ class RecorderMode(TorchFunctionMode):
             result = func(*args, **kwargs)
         except BaseException as error:
             event.error = error
-            if hook is not None:
-                hook(event, roots, args, kwargs)
+            try:
+                if hook is not None:
+                    hook(event, roots, args, kwargs)
+            finally:
+                event.error = frameless(error)
             raise
         if plain:
             with contextlib.suppress(Exception):

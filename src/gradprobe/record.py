@@ -35,7 +35,7 @@ import torch
 from gradprobe import _blame
 from gradprobe._gradnone import none_grad_used
 from gradprobe._probe import Probe, probe_factories
-from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, patches
+from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, frameless, patches
 from gradprobe.errors import GradprobeError
 from gradprobe.explain import explain_error
 from gradprobe.findings import Finding
@@ -63,6 +63,8 @@ class Recording:
         self.node_hook = node_hook
         self.events = Events()
         self.findings: list[Finding] = []
+        # what the block raised; once the findings are made, a copy without its traceback
+        # (the user's frames would keep their model and data alive with this Recording)
         self.error: BaseException | None = None
         self._mode: RecorderMode | None = None
         self._stack: ExitStack | None = None
@@ -156,6 +158,7 @@ class Recording:
         try:
             self.findings = self._conclude(error)
         finally:
+            self.error = None if error is None else frameless(error)
             mode, self._mode = self._mode, None
             if mode is not None:
                 mode.pending = []
