@@ -50,7 +50,7 @@ from typing import Any, Generic, TypeVar
 import torch
 from torch.overrides import TorchFunctionMode
 
-from gradprobe import _customfn, _deepfree
+from gradprobe import _customfn, _deepfree, _window
 from gradprobe._inputs import asked_inputs
 from gradprobe._source import is_gradprobe_file, is_user_file
 from gradprobe._stalegrad import StaleGrads
@@ -210,6 +210,8 @@ class Events:
     suspicious: bool = False
     nan_grads: list[tuple[int, str, tuple[int, ...], bool]] = field(default_factory=list)
     last_backward: int = -1  # order of the last backward that completed
+    # what has been dropped of old steps in a long recording (gradprobe._window)
+    window: _window.Window = field(default_factory=lambda: _window.Window())
     # line -> the backwards (orders) whose graphs it chained onto
     kept_alive: dict[SourceLine, set[int]] = field(default_factory=dict)
     reparams: dict[int, Reparam] = field(default_factory=dict)  # id(parameter) ->
@@ -916,6 +918,9 @@ class RecorderMode(TorchFunctionMode):
                     self._none_grad(tensor, caller)
                 if node is not None and not tensor.retains_grad:
                     line = _user_line(sys._getframe(1)) if line is False else line
+                    # the first read per line is the finding: a loop's later ones add nothing
+                    if any(read.line == line for read in events.grad_reads):
+                        return result
                     events.grad_reads.append(
                         GradRead(
                             next(self.order),
@@ -929,11 +934,13 @@ class RecorderMode(TorchFunctionMode):
         if kind == _SCALAR:
             if grad_in and args and torch.is_grad_enabled():
                 line = _user_line(sys._getframe(1)) if line is False else line
-                events.exits.append(self._cut(func, "item", line))
+                cut = self._cut(func, "item", line)
+                if cut not in events.exits:  # a set, in order: loss.item() every step
+                    events.exits.append(cut)
             elif self.taint and args and isinstance(args[0], torch.Tensor):
                 cuts = self.taint.get(args[0])
                 if cuts:  # t.detach().numpy(): values leave torch after a cut
-                    events.exits.extend(cuts)
+                    events.exits.extend(cut for cut in cuts if cut not in events.exits)
                     self.last_exit = (_user_line(sys._getframe(1)), cuts)
             return result
 
@@ -1342,7 +1349,8 @@ class RecorderMode(TorchFunctionMode):
             if line is not None and line not in events.none_grad_reads:
                 made = self.made_leaves.get(tensor)
                 cut = self.cut_leaves.get(tensor)
-                events.none_grad_reads[line] = (len(events.backwards), _describe(tensor), made, cut)
+                calls = len(events.backwards) + events.window.dropped_backwards
+                events.none_grad_reads[line] = (calls, _describe(tensor), made, cut)
         if self.turned_on:
             self._late_leaf(tensor, caller)
 
@@ -1621,6 +1629,8 @@ class RecorderMode(TorchFunctionMode):
             # build on their graphs on purpose, and autograd.functional/gradcheck/torch.func
             # run their own passes: only a plain backward() ends a graph's use.
             events.last_backward = next(self.order)
+            with contextlib.suppress(Exception):  # never break the user's program
+                _window.step_done(self)  # drop what no analysis needs of older steps
         if kind == _BACKWARD:  # autograd.grad returns gradients; it fills no .grad
             events.grads_pending = True
         if not event.retain_graph:
