@@ -537,7 +537,9 @@ def _lasting(func: Any) -> bool:
             getattr(func, "__self__", None), "fget", None
         )
         code = getattr(inner, "__code__", None)
-    return code is None or code.co_filename.startswith(_TORCH_DIR)
+    if code is not None:
+        return code.co_filename.startswith(_TORCH_DIR)
+    return type(func).__module__ == "builtins"  # not a partial or a callable object
 
 
 def _remember(lasting: dict[Any, _V], passing: Any, func: Any, value: _V) -> None:
