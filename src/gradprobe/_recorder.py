@@ -1566,7 +1566,10 @@ class RecorderMode(TorchFunctionMode):
             if plain_tainted and _names(func) in _ADDITIVE and torch.is_grad_enabled():
                 if line is False:
                     line = _user_line(sys._getframe(2))
-                self.events.mixes.append(Mix(next(self.order), line, _names(func), found))
+                # the first per line is the finding: `q - (r + gamma * q_next.detach())`
+                # runs every step of a DQN loop
+                if not any(mix.line == line for mix in self.events.mixes):
+                    self.events.mixes.append(Mix(next(self.order), line, _names(func), found))
             return line
         for out in outs:
             if taint.get(out) is None:
