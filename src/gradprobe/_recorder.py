@@ -538,7 +538,7 @@ def _lasting(func: Any) -> bool:
         )
         code = getattr(inner, "__code__", None)
     if code is not None:
-        return code.co_filename.startswith(_TORCH_DIR)
+        return bool(code.co_filename.startswith(_TORCH_DIR))
     return type(func).__module__ == "builtins"  # not a partial or a callable object
 
 

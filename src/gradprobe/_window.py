@@ -11,9 +11,9 @@ between the first ``PROTECTED`` backward passes and the latest ``WINDOW`` ones a
 
 - node records (``events.nodes``), except those an analysis looks up later by key (a
   ``.grad`` read on a non-leaf, the first node a leaf fed, the node that made a NaN, a
-  custom Function whose backward ignores its gradient) and outputs that nothing consumed
-  nor backpropagated (``outputs.append(model(x))``: a script may hold their graphs to its
-  end, GP112);
+  custom Function whose backward ignores its gradient) and outputs that nothing consumed,
+  detached nor backpropagated (``outputs.append(model(x))``: a script may hold their graphs
+  to its end, GP112), up to ``_MAX_HELD`` a line;
 - in-place writes, except the first write to each memory from each line, so that "the first
   write after a node saved this memory" and the lines that wrote it stay what they were for
   the nodes kept;
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gradprobe._recorder import Backward, Events, NodeKey, SourceLine, Write
+    from gradprobe._recorder import Backward, Events, NodeKey, NodeRecord, SourceLine, Write
 
 __all__ = ["EVERY", "PROTECTED", "WINDOW", "Window", "step_done"]
 
@@ -41,6 +41,7 @@ PROTECTED = 8  # the first backward passes: everything recorded before the 8th i
 WINDOW = 4  # the latest backward passes whose records are kept
 EVERY = 16  # drop old records every this many backward passes (amortises the walk)
 _MAX_FIRST_WRITES = 10_000  # (memory, line) pairs whose first write is kept
+_MAX_HELD = 1_000  # outputs nothing consumed kept per line
 
 
 @dataclass(slots=True)
@@ -58,6 +59,7 @@ class Window:
     dropped_backwards: int = 0  # backward calls no longer in events.backwards
     kept_first: bool = False  # the first backward that succeeded is kept
     kept_retained: bool = False  # and the first that retained its graph
+    held: dict[SourceLine | None, int] = field(default_factory=dict)  # see _held
 
 
 def step_done(mode: Any) -> None:
@@ -107,14 +109,28 @@ def _drop_nodes(events: Events, window: Window, cutoff: int) -> list[NodeKey]:
             break
         if record.order < window.protected or key in pinned:
             kept += 1
-        elif not record.consumers and key not in roots:
-            kept += 1  # an output nothing used nor backpropagated: see _pinned
+        elif key not in roots and key not in events.cut_inputs and _held(window, record):
+            kept += 1  # an output nothing used, detached nor backpropagated: see _pinned
         else:
             dropped.append(key)
     for key in dropped:
         del nodes[key]
     window.settled_nodes = start + kept
     return dropped
+
+
+def _held(window: Window, record: NodeRecord) -> bool:
+    """Whether to keep ``record`` as an output a script may hold: nothing consumed it, and
+    fewer than ``_MAX_HELD`` such records from its line are kept already (a value computed
+    each step, never used, is dropped past that; GP112 then counts that many)."""
+    if record.consumers:
+        return False
+    where = record.outer_line or record.line
+    count = window.held.get(where, 0)
+    if count >= _MAX_HELD:
+        return False
+    window.held[where] = count + 1
+    return True
 
 
 def _drop_writes(events: Events, window: Window, cutoff: int) -> None:
