@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from gradprobe._recorder import frameless
 from gradprobe.diagnose import diagnose_script
 
 PRELUDE = """
@@ -342,3 +343,33 @@ def test_a_long_run_finds_what_a_short_one_finds(tmp_path: Path, name: str) -> N
     short = found(0, 4)
     assert short  # each script has a bug to find
     assert found(60, 40) == short
+
+
+class _KeywordOnly(Exception):
+    def __init__(self, message: str, *, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        RuntimeError("one of the variables needed for gradient computation"),
+        _KeywordOnly("made without its keyword", code=7),
+        FileNotFoundError(2, "no such file"),
+        UnicodeDecodeError("utf-8", b"x", 0, 1, "bad byte"),
+        SystemExit(3),
+    ],
+)
+def test_frameless_keeps_type_message_and_attributes(error: BaseException) -> None:
+    try:
+        raise error
+    except BaseException as caught:  # noqa: BLE001
+        copy = frameless(caught)
+        assert caught.__traceback__ is not None  # the user's error is left as it was
+    assert copy is not error
+    assert type(copy) is type(error)
+    assert str(copy) == str(error)
+    assert copy.__traceback__ is None
+    assert copy.__cause__ is None and copy.__context__ is None
+    assert getattr(copy, "code", None) == getattr(error, "code", None)

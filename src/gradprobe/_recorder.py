@@ -720,14 +720,18 @@ def frameless(error: BaseException) -> BaseException:
     cause or context, whose frames would keep the locals of every frame it passed through
     (a model, its data) alive as long as the copy is kept. ``error`` itself is not touched:
     it is the user's, still propagating."""
+    kind = type(error)
     copy: BaseException | None = None
     with contextlib.suppress(Exception):
-        copy = type(error)(*error.args)
-        if type(copy) is not type(error):
+        copy = kind(*error.args)
+        if type(copy) is not kind:
             copy = None
     if copy is None:  # an __init__ that does not take its own args back
-        copy = BaseException.__new__(type(error))
-        copy.args = error.args
+        try:
+            copy = kind.__new__(kind)
+            copy.args = error.args
+        except Exception:  # noqa: BLE001  (never raise over the user's error)
+            return RuntimeError(f"{kind.__name__}: {error}")
     with contextlib.suppress(Exception):
         copy.__dict__.update(
             (key, value)
