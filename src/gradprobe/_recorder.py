@@ -43,13 +43,13 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import CodeType, FrameType
+from types import CodeType, FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from gradprobe import _customfn, _deepfree
+from gradprobe import _customfn, _deepfree, _window
 from gradprobe._compat import INFERENCE_SAVED_ERROR, OVERLAPPING_WRITE_ERROR
 from gradprobe._inputs import asked_inputs
 from gradprobe._source import is_gradprobe_file, is_user_file
@@ -62,7 +62,7 @@ from gradprobe.trace import trace as _trace
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine", "passes_calls_on"]
+__all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine", "frameless", "passes_calls_on"]
 
 _V = TypeVar("_V")
 NodeKey = tuple[str, int]
@@ -171,6 +171,8 @@ class Backward:
     op: str
     roots: list[NodeKey | None]
     retain_graph: bool
+    # what backward() raised; once the recording has seen it, a copy without its traceback
+    # (see frameless): the frames hold the user's locals, a model and its data
     error: BaseException | None = None
 
 
@@ -214,6 +216,8 @@ class Events:
     suspicious: bool = False
     nan_grads: list[tuple[int, str, tuple[int, ...], bool]] = field(default_factory=list)
     last_backward: int = -1  # order of the last backward that completed
+    # what has been dropped of old steps in a long recording (gradprobe._window)
+    window: _window.Window = field(default_factory=lambda: _window.Window())
     # line -> the backwards (orders) whose graphs it chained onto
     kept_alive: dict[SourceLine, set[int]] = field(default_factory=dict)
     reparams: dict[int, Reparam] = field(default_factory=dict)  # id(parameter) ->
@@ -521,7 +525,35 @@ _DROPOUTS = frozenset(
     )
     if hasattr(torch.nn.functional, name)
 )
+# Kinds of torch's own callables, for the life of the process. Callables made at run time
+# (gradprobe's patches, which close over one recording's events and mode, or a user's
+# function closing over their model) are cached weakly: a module-level cache holding them
+# would keep every recording alive.
 _kinds: dict[Any, int] = {}
+_passing_kinds: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+_TORCH_DIR = str(Path(torch.__file__).parent) + os.sep
+
+
+def _lasting(func: Any) -> bool:
+    """Whether ``func`` may stay in a module-level cache for good: C functions and
+    descriptors, and Python functions of torch's own package."""
+    code = getattr(func, "__code__", None)
+    if code is None:  # a bound method; a property's __get__/__set__
+        inner = getattr(func, "__func__", None) or getattr(
+            getattr(func, "__self__", None), "fget", None
+        )
+        code = getattr(inner, "__code__", None)
+    if code is not None:
+        return bool(code.co_filename.startswith(_TORCH_DIR))
+    return type(func).__module__ == "builtins"  # not a partial or a callable object
+
+
+def _remember(lasting: dict[Any, _V], passing: Any, func: Any, value: _V) -> None:
+    if _lasting(func):
+        lasting[func] = value
+    else:
+        with contextlib.suppress(TypeError):  # not weakly referable: not cached
+            passing[func] = value
 
 
 def _kind(func: Any) -> int:
@@ -531,6 +563,10 @@ def _kind(func: Any) -> int:
         pass
     except TypeError:  # unhashable callables
         return _PLAIN
+    with contextlib.suppress(TypeError):
+        known = _passing_kinds.get(func)
+        if known is not None:
+            return known
     name = _names(func)
     if func == _GRAD_GET:
         kind = _GRAD_READ
@@ -556,7 +592,7 @@ def _kind(func: Any) -> int:
         kind = _SCALAR
     else:
         kind = _PLAIN
-    _kinds[func] = kind
+    _remember(_kinds, _passing_kinds, func, kind)
     return kind
 
 
@@ -610,7 +646,8 @@ def _version(tensor: torch.Tensor) -> int | None:
 
 _NEAR_LINES = 3
 _NOT_VALUES = frozenset({"size", "dim", "numel", "stride", "__len__", "shape"})
-_value_kinds: dict[Any, bool] = {}
+_value_kinds: dict[Any, bool] = {}  # as _kinds: torch's own callables only
+_passing_value_kinds: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 _DATA = next(k.__dict__["data"] for k in torch.Tensor.__mro__ if "data" in k.__dict__)
@@ -628,9 +665,13 @@ def _kind_of_value(func: Any) -> bool:
     try:
         return _value_kinds[func]
     except KeyError:
+        with contextlib.suppress(TypeError):
+            known = _passing_value_kinds.get(func)
+            if known is not None:
+                return known
         name = _names(func)
         verdict = not (name.endswith("_like") or name.startswith("new_") or name in _NOT_VALUES)
-        _value_kinds[func] = verdict
+        _remember(_value_kinds, _passing_value_kinds, func, verdict)
         return verdict
     except TypeError:
         return True
@@ -688,6 +729,33 @@ def _names_at(line: SourceLine, *, store: bool) -> frozenset[str]:
         for node in ast.walk(tree)
         if isinstance(node, ast.Name) and isinstance(node.ctx, wanted)
     )
+
+
+def frameless(error: BaseException) -> BaseException:
+    """A copy of ``error`` (same type, args, message and attributes) without its traceback,
+    cause or context, whose frames would keep the locals of every frame it passed through
+    (a model, its data) alive as long as the copy is kept. ``error`` itself is not touched:
+    it is the user's, still propagating."""
+    kind = type(error)
+    copy: BaseException | None = None
+    with contextlib.suppress(Exception):
+        copy = kind(*error.args)
+        if type(copy) is not kind:
+            copy = None
+    if copy is None:  # an __init__ that does not take its own args back
+        try:
+            copy = kind.__new__(kind)
+            copy.args = error.args
+        except Exception:  # noqa: BLE001  (never raise over the user's error)
+            return RuntimeError(f"{kind.__name__}: {error}")
+    with contextlib.suppress(Exception):
+        copy.__dict__.update(
+            (key, value)
+            for key, value in vars(error).items()
+            if not isinstance(value, (TracebackType, FrameType))
+        )
+    copy.__traceback__ = None
+    return copy
 
 
 def _grad_fn(tensor: torch.Tensor) -> Any:
@@ -908,6 +976,9 @@ class RecorderMode(TorchFunctionMode):
                     self._none_grad(tensor, caller)
                 if node is not None and not tensor.retains_grad:
                     line = _user_line(sys._getframe(1)) if line is False else line
+                    # the first read per line is the finding: a loop's later ones add nothing
+                    if any(read.line == line for read in events.grad_reads):
+                        return result
                     events.grad_reads.append(
                         GradRead(
                             next(self.order),
@@ -921,11 +992,13 @@ class RecorderMode(TorchFunctionMode):
         if kind == _SCALAR:
             if grad_in and args and torch.is_grad_enabled():
                 line = _user_line(sys._getframe(1)) if line is False else line
-                events.exits.append(self._cut(func, "item", line))
+                cut = self._cut(func, "item", line)
+                if cut not in events.exits:  # a set, in order: loss.item() every step
+                    events.exits.append(cut)
             elif self.taint and args and isinstance(args[0], torch.Tensor):
                 cuts = self.taint.get(args[0])
                 if cuts:  # t.detach().numpy(): values leave torch after a cut
-                    events.exits.extend(cuts)
+                    events.exits.extend(cut for cut in cuts if cut not in events.exits)
                     self.last_exit = (_user_line(sys._getframe(1)), cuts)
             return result
 
@@ -1351,7 +1424,8 @@ class RecorderMode(TorchFunctionMode):
             if line is not None and line not in events.none_grad_reads:
                 made = self.made_leaves.get(tensor)
                 cut = self.cut_leaves.get(tensor)
-                events.none_grad_reads[line] = (len(events.backwards), _describe(tensor), made, cut)
+                calls = len(events.backwards) + events.window.dropped_backwards
+                events.none_grad_reads[line] = (calls, _describe(tensor), made, cut)
         if self.turned_on:
             self._late_leaf(tensor, caller)
 
@@ -1565,7 +1639,10 @@ class RecorderMode(TorchFunctionMode):
             if plain_tainted and _names(func) in _ADDITIVE and torch.is_grad_enabled():
                 if line is False:
                     line = _user_line(sys._getframe(2))
-                self.events.mixes.append(Mix(next(self.order), line, _names(func), found))
+                # the first per line is the finding: `q - (r + gamma * q_next.detach())`
+                # runs every step of a DQN loop
+                if not any(mix.line == line for mix in self.events.mixes):
+                    self.events.mixes.append(Mix(next(self.order), line, _names(func), found))
             return line
         for out in outs:
             if taint.get(out) is None:
@@ -1615,8 +1692,11 @@ class RecorderMode(TorchFunctionMode):
             result = func(*args, **kwargs)
         except BaseException as error:
             event.error = error
-            if hook is not None:
-                hook(event, roots, args, kwargs)
+            try:
+                if hook is not None:
+                    hook(event, roots, args, kwargs)
+            finally:
+                event.error = frameless(error)
             raise
         if plain:
             with contextlib.suppress(Exception):
@@ -1627,6 +1707,8 @@ class RecorderMode(TorchFunctionMode):
             # build on their graphs on purpose, and autograd.functional/gradcheck/torch.func
             # run their own passes: only a plain backward() ends a graph's use.
             events.last_backward = next(self.order)
+            with contextlib.suppress(Exception):  # never break the user's program
+                _window.step_done(self)  # drop what no analysis needs of older steps
         if kind == _BACKWARD:  # autograd.grad returns gradients; it fills no .grad
             events.grads_pending = True
         if not event.retain_graph:

@@ -42,7 +42,7 @@ from gradprobe._active import RECORDINGS
 from gradprobe._compat import node_creation_hook
 from gradprobe._lifetimes import watch_lifetimes
 from gradprobe._patch import Patches, SharedPatches
-from gradprobe._recorder import Backward, Events, RecorderMode, _user_line
+from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, frameless
 from gradprobe._recorder_patches import MODES, patches
 from gradprobe._source import line_location
 from gradprobe._threads import ThreadBound
@@ -69,6 +69,8 @@ class Recording:
         self.node_hook = node_hook
         self.events = Events()
         self.findings: list[Finding] = []
+        # what the block raised; once the findings are made, a copy without its traceback
+        # (the user's frames would keep their model and data alive with this Recording)
         self.error: BaseException | None = None
         self._mode: RecorderMode | None = None
         self._stack: ExitStack | None = None
@@ -149,12 +151,15 @@ class Recording:
         try:
             self.findings = self._conclude(error)
         finally:
+            self.error = None if error is None else frameless(error)
             mode, self._mode = self._mode, None
             if mode is not None:
                 mode.pending = []
                 mode.taint.clear()
                 mode.leaves.clear()
             self._modules = weakref.WeakSet()
+            self._checks = None  # each check's state ends with the recording; findings stay
+            self._early = []
 
     # -- analyses ---------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import weakref
 from collections.abc import Iterable, Sequence
 
 import torch
@@ -97,7 +98,8 @@ def _inference_uses(events: Events) -> list[Finding]:
 _READS_TRAINING = re.compile(r"\.training\b")
 
 
-_verdicts: dict[type, bool] = {}
+# weakly: a class defined inside a test or a function must not live on in this cache
+_verdicts: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 
 
 def reads_training(module: torch.nn.Module) -> bool:
