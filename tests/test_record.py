@@ -1761,9 +1761,10 @@ def test_fresh_tensors_are_not_taken_for_cut_values_at_a_reused_address(
     # A freed cut result's memory can go to the next torch.randn: every storage is at one
     # address here, so the reuse happens every time. Only tensors made from a numpy array
     # may share memory with a cut's values.
-    from gradprobe import _recorder
+    from gradprobe._recorder import graph, mode
 
-    monkeypatch.setattr(_recorder, "_storage", lambda tensor: 1)
+    for module in (mode, graph):  # the recorder's modules that read storage addresses
+        monkeypatch.setattr(module, "_storage", lambda tensor: 1)
     findings, text, status = run(
         tmp_path,
         """
