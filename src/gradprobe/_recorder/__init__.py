@@ -27,10 +27,8 @@ The names the rest of gradprobe imports are re-exported here.
 
 from __future__ import annotations
 
-from gradprobe._recorder.calls import _names as _names
 from gradprobe._recorder.events import _MAX_EVENTS as _MAX_EVENTS
 from gradprobe._recorder.events import _MAX_FROZEN as _MAX_FROZEN
-from gradprobe._recorder.events import _MAX_NODES as _MAX_NODES
 from gradprobe._recorder.events import Backward as Backward
 from gradprobe._recorder.events import CtxWrite as CtxWrite
 from gradprobe._recorder.events import Cut as Cut
