@@ -815,6 +815,27 @@ def test_recordings_nest_and_cannot_be_reentered() -> None:
         pass
 
 
+def test_an_outer_recording_sees_what_an_inner_one_hands_on() -> None:
+    # An inner recording calls torch on from several of the recorder's files (its hot path,
+    # requires_grad_(), .grad reads): the outer one must find the user's line above all of
+    # them, not take the calls for gradprobe's own work and skip them.
+    with record() as outer, record() as inner:
+        x = torch.ones(3, requires_grad=True)
+        w = torch.ones(3)
+        y = (x * w).exp()
+        w.requires_grad_()  # after the graph was built: w.grad stays None (GP136)
+        y.sum().backward()
+        w.grad  # noqa: B018
+        y.double().grad  # noqa: B018  (a non-leaf's .grad: GP106)
+    here = sys._getframe().f_code.co_name
+    assert [b.line and b.line[2] for b in inner.events.backwards] == [here]
+    assert [b.line for b in outer.events.backwards] == [b.line for b in inner.events.backwards]
+    assert list(outer.events.nodes) == list(inner.events.nodes)
+    codes = sorted(f.code for f in inner.findings)
+    assert {"GP106", "GP136"} <= set(codes)
+    assert sorted(f.code for f in outer.findings) == codes
+
+
 def test_recording_keeps_no_tensor_alive() -> None:
     with record():
         x = torch.randn(4, requires_grad=True)
@@ -1761,9 +1782,10 @@ def test_fresh_tensors_are_not_taken_for_cut_values_at_a_reused_address(
     # A freed cut result's memory can go to the next torch.randn: every storage is at one
     # address here, so the reuse happens every time. Only tensors made from a numpy array
     # may share memory with a cut's values.
-    from gradprobe import _recorder
+    from gradprobe._recorder import graph, mode
 
-    monkeypatch.setattr(_recorder, "_storage", lambda tensor: 1)
+    for module in (mode, graph):  # the recorder's modules that read storage addresses
+        monkeypatch.setattr(module, "_storage", lambda tensor: 1)
     findings, text, status = run(
         tmp_path,
         """

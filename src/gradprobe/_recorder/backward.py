@@ -1,0 +1,140 @@
+"""``backward()`` and ``autograd.grad`` calls: recorded before they run, checked after.
+
+:class:`_BackwardNotes` is a mixin of :class:`~gradprobe._recorder.mode.RecorderMode`:
+the mode hands every backward call to :meth:`_backward`, which records the call (its
+roots, retain_graph, the error it raised), lets a recording's analyses look at it before
+and after, and afterwards ends the graph's use, drops what older steps no longer need
+(:mod:`gradprobe._window`) and looks for non-finite gradients.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from gradprobe import _window
+from gradprobe._inputs import asked_inputs
+from gradprobe._recorder.calls import _AUTOGRAD_GRAD, _BACKWARD, _names
+from gradprobe._recorder.events import Backward, Events, NodeKey, SourceLine
+from gradprobe._recorder.frames import _from_torch_driver, _user_line, frameless
+from gradprobe._recorder.tensors import (
+    _checkable,
+    _describe,
+    _finite,
+    _grad_fn,
+    _TensorMap,
+    _tensors,
+)
+
+if TYPE_CHECKING:
+    from gradprobe._stalegrad import StaleGrads
+
+
+class _BackwardNotes:
+    """Records backward calls and checks the gradients they made (a mixin of
+    ``RecorderMode``)."""
+
+    # set by RecorderMode.__init__
+    events: Events
+    check_nan: bool
+    order: Iterator[int]
+    taint: _TensorMap[frozenset[int]]
+    leaves: _TensorMap[None]
+    made_leaves: _TensorMap[SourceLine | None]
+    in_optimizer: int
+    stale: StaleGrads
+    backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None
+    # RecorderMode's
+    _cut: Callable[[Any, str, SourceLine | None], int]
+
+    def _backward(self, func: Any, kind: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        line = _user_line(sys._getframe(1))
+        roots_arg = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
+        roots = list(_tensors(roots_arg))
+        keys: list[NodeKey | None] = []
+        for root in roots:
+            fn = _grad_fn(root)
+            keys.append(None if fn is None else (fn.name(), fn._sequence_nr()))
+        position = 3 if kind == _AUTOGRAD_GRAD else 2  # retain_graph's place in args
+        retain = kwargs.get("retain_graph", args[position] if len(args) > position else None)
+        create = bool(
+            kwargs.get("create_graph", args[position + 1] if len(args) > position + 1 else False)
+        )
+        if retain is None:
+            retain = create
+        if kind == _BACKWARD:  # which leaves it fills; the others are left out on purpose
+            position = 4 if func is torch.Tensor.backward else 5
+            args, kwargs, inputs = asked_inputs(args, kwargs, position)
+            self.events.last_inputs = None if inputs is None else frozenset(map(id, inputs))
+        for root in roots:
+            if (
+                root.requires_grad
+                and _grad_fn(root) is None
+                and not isinstance(root, torch.nn.Parameter)
+            ):  # backward on a leaf: nothing behind it to reach
+                self.events.leaf_backwards.append(
+                    (next(self.order), line, self.made_leaves.get(root))
+                )
+        event = Backward(next(self.order), line, _names(func), keys, bool(retain))
+        self.events.backwards.append(event)
+        hook = self.backward_hook
+        if hook is not None:
+            hook(event, roots, args, kwargs)
+        plain = kind == _BACKWARD and not self.in_optimizer
+        if plain:
+            with contextlib.suppress(Exception):
+                self.stale.before_backward()
+        try:
+            result = func(*args, **kwargs)
+        except BaseException as error:
+            event.error = error
+            try:
+                if hook is not None:
+                    hook(event, roots, args, kwargs)
+            finally:
+                event.error = frameless(error)
+            raise
+        if plain:
+            with contextlib.suppress(Exception):
+                self.stale.after_backward(line)
+        events = self.events
+        if kind == _BACKWARD and not create and not _from_torch_driver(sys._getframe(1)):
+            # autograd.grad and higher-order steps (Hessians, Newton steps, penalties, MAML)
+            # build on their graphs on purpose, and autograd.functional/gradcheck/torch.func
+            # run their own passes: only a plain backward() ends a graph's use.
+            events.last_backward = next(self.order)
+            with contextlib.suppress(Exception):  # never break the user's program
+                _window.step_done(self)  # drop what no analysis needs of older steps
+        if kind == _BACKWARD:  # autograd.grad returns gradients; it fills no .grad
+            events.grads_pending = True
+        if not event.retain_graph:
+            events.saved_storages.clear()
+            events.suspicious = False
+        if kind == _AUTOGRAD_GRAD and not event.retain_graph and result is not None:
+            # Gradients from autograd.grad without create_graph=True are constants.
+            created = kwargs.get("create_graph", args[4] if len(args) > 4 else False)
+            if not created:
+                cut = self._cut(func, "autograd_grad", line)
+                for grad in _tensors(result):
+                    self.taint.set(grad, frozenset((cut,)))
+        if self.check_nan:
+            self._check_grads()
+        return result
+
+    def _check_grads(self) -> None:
+        events = self.events
+        if events.nan_grads:
+            return
+        for leaf in self.leaves.tensors():
+            grad = leaf.grad
+            if grad is None or not grad.is_floating_point() or grad.device.type != "cpu":
+                continue
+            if _checkable(grad) and not _finite(grad):
+                events.nan_grads.append(
+                    (id(leaf), _describe(leaf), tuple(leaf.shape), bool(torch.isnan(grad).any()))
+                )
+                return

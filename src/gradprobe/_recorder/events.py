@@ -1,0 +1,294 @@
+"""What a recording keeps: the recorder's data model, as plain data (no tensors, no nodes).
+
+Autograd nodes cannot be weakly referenced; they are keyed by ``(name, sequence_nr)``
+(:data:`NodeKey`), the key :class:`~gradprobe.graph.Node` also carries, so a traced graph
+can be joined with what was recorded. Lines are ``(co_filename, line, function)``
+(:data:`SourceLine`). This module imports no other part of the recorder.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from gradprobe import _window
+
+__all__ = [
+    "Backward",
+    "CtxWrite",
+    "Cut",
+    "Events",
+    "GradRead",
+    "Mix",
+    "NodeKey",
+    "NodeRecord",
+    "NonFinite",
+    "Reparam",
+    "SourceLine",
+    "Write",
+]
+
+NodeKey = tuple[str, int]
+SourceLine = tuple[str, int, str]  # (co_filename, line, function)
+
+# what one recording keeps at most
+_MAX_NODES = 500_000
+_MAX_EVENTS = 100_000
+_MAX_FROZEN = 64  # frozen parameters followed through one optimizer step
+_LEAF_CUTS = 8  # cuts remembered per leaf
+_MAX_WALK = 20_000  # graph nodes walked to compare the parameters two operands reach
+
+
+@dataclass(slots=True)
+class NodeRecord:
+    """One autograd node made while recording."""
+
+    order: int
+    line: SourceLine | None
+    op: str
+    saves: dict[str, tuple[int, int]]  # slot -> (version at save, storage address)
+    consumers: list[NodeKey] = field(default_factory=list)
+    # the line that called the outermost module running when this node was made (the
+    # `y, h = model(x, h)` of a loop), when it was made inside a module's forward
+    outer_line: SourceLine | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class Write:
+    """An in-place write that moved a version counter (or any write through ``out=``)."""
+
+    order: int
+    line: SourceLine | None
+    op: str
+    storage: int
+    version_before: int | None
+    version_after: int | None
+    shape: tuple[int, ...]
+    is_leaf: bool
+    requires_grad: bool
+    in_optimizer: bool
+    grad_enabled: bool
+    # where the module doing the write was built, when it writes because it was built with
+    # inplace=True (nn.ReLU(inplace=True)): that argument is what the user should change
+    module_line: SourceLine | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class Cut:
+    """A point where a value that required grad produced one that does not."""
+
+    ident: int
+    order: int
+    line: SourceLine | None
+    op: str
+    kind: str  # "detach", "no_grad", "non_differentiable", "parameter", "item", ...
+    context: SourceLine | None = None  # for no_grad: where grad mode was turned off
+
+
+@dataclass(slots=True, frozen=True)
+class Mix:
+    """A value without grad, derived from a cut, combined additively into one with grad."""
+
+    order: int
+    line: SourceLine | None
+    op: str
+    cuts: frozenset[int]
+
+
+@dataclass(slots=True, frozen=True)
+class GradRead:
+    """``.grad`` read on a non-leaf tensor that returned None."""
+
+    order: int
+    line: SourceLine | None
+    node: NodeKey | None
+    shape: tuple[int, ...]
+    reparam: Reparam | None = None  # the tensor is recomputed from this parameter
+
+
+@dataclass(slots=True, frozen=True)
+class Reparam:
+    """A parameter a module's tensor is recomputed from in each forward (pruning's
+    ``weight_orig``, a parametrization's ``original``), and the line that set it up."""
+
+    line: SourceLine | None
+    name: str  # "weight_orig", "parametrizations.weight.original"
+    tensor: str  # the recomputed attribute: "weight"
+    how: str  # "pruning", "a parametrization"
+
+
+@dataclass(slots=True, frozen=True)
+class NonFinite:
+    order: int
+    line: SourceLine | None
+    op: str
+    nan: bool
+    shape: tuple[int, ...]
+    module: tuple[str, str] | None = None  # ("encoder.linear1", "Linear"); "" for the top
+    in_step: bool = False  # made inside an optimizer step (an update by non-finite grads)
+
+
+@dataclass(slots=True)
+class Backward:
+    order: int
+    line: SourceLine | None
+    op: str
+    roots: list[NodeKey | None]
+    retain_graph: bool
+    # what backward() raised; once the recording has seen it, a copy without its traceback
+    # (see frameless): the frames hold the user's locals, a model and its data
+    error: BaseException | None = None
+
+
+@dataclass
+class CtxWrite:
+    """A tensor a custom Function kept on its ctx (not save_for_backward) that was written
+    in place between its forward and its backward (GP129)."""
+
+    order: int  # when the Function's apply returned
+    line: SourceLine | None  # where it was applied
+    function: str
+    slot: str  # the ctx attribute
+    storage: int
+    stored: SourceLine | None  # where forward assigned ctx.<slot>
+
+
+@dataclass
+class Events:
+    """Everything recorded, as plain data (no tensors, no nodes)."""
+
+    nodes: OrderedDict[NodeKey, NodeRecord] = field(default_factory=OrderedDict)
+    writes: deque[Write] = field(default_factory=lambda: deque(maxlen=_MAX_EVENTS))
+    cuts: dict[int, Cut] = field(default_factory=dict)
+    mixes: list[Mix] = field(default_factory=list)
+    grad_reads: list[GradRead] = field(default_factory=list)
+    first_nan: NonFinite | None = None
+    first_inf: NonFinite | None = None
+    backwards: list[Backward] = field(default_factory=list)
+    typos: list[tuple[SourceLine | None, str, str]] = field(default_factory=list)
+    parameter_lines: dict[int, SourceLine | None] = field(default_factory=dict)
+    module_lines: dict[int, SourceLine | None] = field(default_factory=dict)  # id(module) ->
+    module_orders: dict[int, int] = field(default_factory=dict)  # id(module) -> when made
+    # requires_grad = False set on a tensor that is not a Parameter: (line, storage address)
+    copy_freezes: list[tuple[SourceLine | None, int]] = field(default_factory=list)
+    # load_state_dict(strict=False) calls that matched nothing: (line, unexpected, missing)
+    empty_loads: list[tuple[SourceLine | None, list[str], list[str]]] = field(default_factory=list)
+    # id(optimizer) -> (when made, where)
+    optimizer_lines: dict[int, tuple[int, SourceLine | None]] = field(default_factory=dict)
+    rewrapped: dict[int, Cut] = field(default_factory=dict)  # id(leaf param) -> cut
+    saved_storages: set[int] = field(default_factory=set)
+    suspicious: bool = False
+    nan_grads: list[tuple[int, str, tuple[int, ...], bool]] = field(default_factory=list)
+    last_backward: int = -1  # order of the last backward that completed
+    # what has been dropped of old steps in a long recording (gradprobe._window)
+    window: _window.Window = field(default_factory=lambda: _window.Window())
+    # line -> the backwards (orders) whose graphs it chained onto
+    kept_alive: dict[SourceLine, set[int]] = field(default_factory=dict)
+    reparams: dict[int, Reparam] = field(default_factory=dict)  # id(parameter) ->
+    zeroings: list[SourceLine | None] = field(default_factory=list)  # grads dropped unused
+    grads_pending: bool = False  # a backward filled grads that no optimizer step used yet
+    steps: int = 0
+    amp: bool = False  # a GradScaler scaled a loss: inf gradients are expected
+    first_use: dict[int, NodeKey] = field(default_factory=dict)  # id(leaf) -> first node
+    cut_inputs: dict[NodeKey, int] = field(default_factory=dict)  # node fed to a cut -> cut
+    # a leaf that requires grad (a parameter) fed directly to a cut (`w.data`, a layer run
+    # under no_grad, a reentrant checkpoint without grad inputs) -> the cuts, latest last
+    leaf_cuts: dict[int, list[int]] = field(default_factory=dict)
+    # ids of parameters an optimizer stepped without (starved) and with (fed) a gradient
+    starved: set[int] = field(default_factory=set)
+    fed: set[int] = field(default_factory=set)
+    # ids of parameters of an optimizer that stepped right after a backward with not one
+    # of its parameters holding a gradient (a GAN generator trained on fake.detach())
+    idle: set[int] = field(default_factory=set)
+    # ids of the tensors the latest backward() was asked for (inputs=); None: all leaves
+    last_inputs: frozenset[int] | None = None
+    exits: list[int] = field(default_factory=list)  # cuts whose values left torch (.numpy())
+    nan_node: NodeKey | None = None  # first backward formula that made NaN/Inf from finite
+    analyses: list[Any] = field(default_factory=list)  # findings made while running
+    # backward() on a leaf that requires grad: (order, backward line, where it was made)
+    leaf_backwards: list[tuple[int, SourceLine | None, SourceLine | None]] = field(
+        default_factory=list
+    )
+    # losses given a target that requires grad: (loss line, where the target came from, op)
+    grad_targets: list[tuple[SourceLine | None, SourceLine | None, str]] = field(
+        default_factory=list
+    )
+    # log-probabilities multiplied by a weight that requires grad through parameters the
+    # log-probability does not reach: (product line, the weight's line, where the weight's
+    # graph comes from, how many parameters only the weight reaches)
+    weighted_log_probs: list[
+        tuple[SourceLine | None, SourceLine | None, SourceLine | None, int]
+    ] = field(default_factory=list)
+    # custom Functions whose backward returned None for inputs that need a gradient:
+    # (Function name, input positions, the backward's return line)
+    none_grads: list[tuple[str, list[int], SourceLine | None]] = field(default_factory=list)
+    # custom Functions whose backward never reads its grad_output yet returned gradients:
+    # (Function name, the backward's return line, its node, whether every gradient that
+    # arrived was exactly one, which makes its results right by luck)
+    blind_backwards: list[tuple[str, SourceLine | None, NodeKey, bool]] = field(
+        default_factory=list
+    )
+    # tensors kept on a custom Function's ctx and written in place before its backward ran
+    ctx_writes: list[CtxWrite] = field(default_factory=list)
+    # round/floor/sign/... applied to values that require grad: (line, op)
+    flat_ops: list[tuple[SourceLine | None, str]] = field(default_factory=list)
+    # modules the user switched to eval() whose parameters an optimizer later stepped with
+    # gradients: id(module) -> the eval() line (GP111 when eval() changed nothing)
+    eval_trained: dict[int, SourceLine | None] = field(default_factory=dict)
+    # cross_entropy/nll_loss given softmax output, BCE-with-logits given sigmoid output:
+    # loss line -> (where the softmax/sigmoid was made, the loss, whether it was made
+    # inside a module's forward (an nn.Softmax / nn.Sigmoid layer))
+    squashed_losses: dict[SourceLine | None, tuple[SourceLine | None, str, bool]] = field(
+        default_factory=dict
+    )
+    # elementwise losses whose input and target broadcast to a bigger tensor (GP135):
+    # loss line -> (loss, input shape, target shape, broadcast shape)
+    broadcast_losses: dict[
+        SourceLine | None,
+        tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]],
+    ] = field(default_factory=dict)
+    # optimizer steps that used gradients still holding an earlier step's (GP134):
+    # (the backward that added onto them, the step line)
+    stale_steps: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
+    # frozen parameters (requires_grad turned off) an optimizer step still changed, through
+    # a zero .grad kept by zero_grad(set_to_none=False) (GP111): id -> (freeze line, step)
+    frozen_steps: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(
+        default_factory=dict
+    )
+    # tensor hooks that wrote in place to the gradient they were given: hook name ->
+    # (the line, whether the write failed) (GP309)
+    hook_writes: dict[str, tuple[SourceLine | None, bool]] = field(default_factory=dict)
+    # .grad reads on leaves that require grad which returned None: line -> (backward calls
+    # before the read, what the tensor is, where it was made, its last cut) (GP137)
+    none_grad_reads: dict[SourceLine, tuple[int, str, SourceLine | None, int | None]] = field(
+        default_factory=dict
+    )
+    # leaves whose requires_grad was turned on after the graph a backward used was built,
+    # read as .grad None (GP136): (requires_grad line, .grad line, backward line, graph line)
+    late_leaves: list[
+        tuple[SourceLine | None, SourceLine | None, SourceLine | None, SourceLine | None]
+    ] = field(default_factory=list)
+    # functional dropouts left at training=True that ran in a module in eval mode:
+    # line -> the module's class (GP132)
+    eval_dropouts: dict[SourceLine, str] = field(default_factory=dict)
+    # modules stepped while still in eval mode after having trained in train mode:
+    # id(module) -> (the eval() line, the user's last train() line before it) (GP131)
+    eval_mode_steps: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(
+        default_factory=dict
+    )
+    # nn.Parameter(p.clone()) of another parameter p: (line, id(p), id(new parameter))
+    parameter_copies: list[tuple[SourceLine | None, int, int]] = field(default_factory=list)
+    # clip_grad_norm_/clip_grad_value_ called with no fresh gradients: lines
+    early_clips: list[SourceLine | None] = field(default_factory=list)
+    # a GradScaler scaled a loss and nothing unscaled its gradients yet; clipping then
+    # (the lines) measures gradients multiplied by the scale
+    scaled_pending: bool = False
+    scaled_clips: list[SourceLine | None] = field(default_factory=list)
+    # ops that refused an inference tensor: (line, cuts that made the tensor)
+    inference_uses: list[tuple[SourceLine | None, tuple[int, ...]]] = field(default_factory=list)
+    # Tensor.register_hook calls by the hook's __name__: (register line, the line the hook
+    # returns its new gradient from, or its def line)
+    tensor_hooks: dict[str, tuple[SourceLine | None, SourceLine | None]] = field(
+        default_factory=dict
+    )

@@ -1,0 +1,189 @@
+"""Whose call it is: the user's line above the recorder's own frames, and no frames kept.
+
+The mode runs inside the user's call, so the stack above it is the user's (NOTE [recorder]
+in :mod:`gradprobe._recorder.mode`). Frames of files that only hand a call on (the
+recorder's own files, gradprobe's patches, dynamo's eager wrapper) are stepped over to
+find the caller, and a caller in gradprobe's own package is not the user. Warnings torch
+raises during a call are re-issued at the user's line; an error a recording keeps loses
+its traceback, whose frames would keep the user's locals alive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import warnings
+import weakref
+from pathlib import Path
+from types import CodeType, FrameType, TracebackType
+from typing import Any
+
+import torch
+
+from gradprobe._recorder.events import SourceLine
+from gradprobe._source import is_gradprobe_file, is_user_file
+
+__all__ = ["frameless", "passes_calls_on"]
+
+# Files whose frames only pass a torch call on to the mode: the caller is above them. All
+# of the recorder's own files are: a recording inside another one calls torch from them
+# (its mode's __torch_function__, backward(), requires_grad_(), ...). Joined as the import
+# system joins a module's __file__ (pathlib would normalise the directory).
+_HERE = os.path.dirname(__file__)  # noqa: PTH120
+_PASSING_ON = {
+    os.path.join(_HERE, name)  # noqa: PTH118
+    for name in os.listdir(_HERE)  # noqa: PTH208
+    if name.endswith(".py")
+}
+
+
+def passes_calls_on(filename: str) -> None:
+    """Frames of ``filename`` (gradprobe's patches, dynamo's eager wrapper) only hand the
+    user's torch call on: the mode looks above them for the caller."""
+    _PASSING_ON.add(filename)
+
+
+_ours: dict[CodeType, bool] = {}
+
+
+def _is_ours(code: CodeType) -> bool:
+    """Code in gradprobe's own package (not tests or examples): its torch calls are not the
+    user's and are not recorded."""
+    verdict = _ours.get(code)
+    if verdict is None:
+        verdict = _ours[code] = is_gradprobe_file(code.co_filename)
+    return verdict
+
+
+def _user_line(frame: FrameType | None) -> SourceLine | None:
+    while frame is not None:
+        code = frame.f_code
+        if is_user_file(code.co_filename):
+            return (code.co_filename, frame.f_lineno, code.co_name)
+        frame = frame.f_back
+    return None
+
+
+_DRIVERS = tuple(
+    os.sep + str(Path("torch", *parts))
+    for parts in (("autograd", "functional.py"), ("autograd", "gradcheck.py"), ("_functorch",))
+)
+
+
+def _from_torch_driver(frame: FrameType | None) -> bool:
+    """Whether torch code that runs its own backward passes (autograd.functional,
+    gradcheck, torch.func) made this call, rather than the user's code directly."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if is_user_file(filename):
+            return False
+        if any(driver in filename for driver in _DRIVERS):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _running_module() -> tuple[str, str] | None:
+    """The innermost nn.Module whose method is on the call stack, as (its name in the
+    outermost one, its class): ``("1.lin", "Linear")``. Found once, when a NaN turns up,
+    so no module hook is needed for it."""
+    running: list[torch.nn.Module] = []
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self") if frame.f_code.co_varnames[:1] == ("self",) else None
+        if (
+            isinstance(owner, torch.nn.Module)
+            and not _is_ours(frame.f_code)
+            and (not running or running[-1] is not owner)
+        ):
+            running.append(owner)
+        frame = frame.f_back
+    if not running:
+        return None
+    inner, outer = running[0], running[-1]
+    kind = type(inner).__name__
+    for name, module in outer.named_modules():
+        if module is inner:
+            return name, kind
+    return "", kind
+
+
+_REISSUED: weakref.WeakKeyDictionary[Any, set[tuple[str, type[Warning], int]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _warn_from_user(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Call ``func``, re-issuing its warnings at the user's line: a warning raised from C++
+    is attributed to the running Python frame, which would be this recorder's, not the
+    user's (``.grad`` of a non-leaf warns every time)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = func(*args, **kwargs)
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    shown = _REISSUED.setdefault(frame.f_code, set()) if frame is not None else set()
+    for warning in caught:
+        key = (str(warning.message), warning.category, frame.f_lineno if frame else 0)
+        if key in shown and not _always(warning, frame):
+            continue  # catch_warnings resets the registry: keep Python's once per line
+        shown.add(key)
+        if frame is None:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+        else:
+            warnings.warn_explicit(
+                warning.message,
+                warning.category,
+                frame.f_code.co_filename,
+                frame.f_lineno,
+                module=frame.f_globals.get("__name__"),
+                registry=frame.f_globals.setdefault("__warningregistry__", {}),
+            )
+    return result
+
+
+def _always(warning: warnings.WarningMessage, frame: FrameType | None) -> bool:
+    """Whether the warning filters say "always" for this warning at the user's line."""
+    text = str(warning.message)
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    lineno = frame.f_lineno if frame is not None else 0
+    for action, message, category, module_re, line in warnings.filters:
+        if (
+            (message is None or message.match(text))
+            and issubclass(warning.category, category)
+            and (module_re is None or module_re.match(module))
+            and line in (0, lineno)
+        ):
+            return bool(action == "always")
+    return bool(warnings.defaultaction == "always")  # type: ignore[attr-defined]
+
+
+def frameless(error: BaseException) -> BaseException:
+    """A copy of ``error`` (same type, args, message and attributes) without its traceback,
+    cause or context, whose frames would keep the locals of every frame it passed through
+    (a model, its data) alive as long as the copy is kept. ``error`` itself is not touched:
+    it is the user's, still propagating."""
+    kind = type(error)
+    copy: BaseException | None = None
+    with contextlib.suppress(Exception):
+        copy = kind(*error.args)
+        if type(copy) is not kind:
+            copy = None
+    if copy is None:  # an __init__ that does not take its own args back
+        try:
+            copy = kind.__new__(kind)
+            copy.args = error.args
+        except Exception:  # noqa: BLE001  (never raise over the user's error)
+            return RuntimeError(f"{kind.__name__}: {error}")
+    with contextlib.suppress(Exception):
+        copy.__dict__.update(
+            (key, value)
+            for key, value in vars(error).items()
+            if not isinstance(value, (TracebackType, FrameType))
+        )
+    copy.__traceback__ = None
+    return copy

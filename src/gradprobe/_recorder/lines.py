@@ -1,0 +1,136 @@
+"""Reading the user's source for what a frame cannot tell.
+
+Which names a line assigns or reads, whether a call leaves an argument at its default,
+where a function returns or first writes its argument in place. Parsed with :mod:`ast`,
+only when a finding needs it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from types import CodeType
+from typing import Any
+
+from gradprobe._recorder.events import SourceLine
+
+_NEAR_LINES = 3
+
+
+def _just_after(exit_line: SourceLine | None, line: SourceLine | None) -> bool:
+    """``line`` follows ``exit_line`` closely in the same function: the values that left
+    torch there are most likely what comes back here."""
+    if exit_line is None or line is None:
+        return False
+    if exit_line[0] != line[0] or exit_line[2] != line[2]:
+        return False
+    distance = line[1] - exit_line[1]
+    if distance == 0:
+        return True
+    if not 0 < distance <= _NEAR_LINES:
+        return False
+    # `d = np.diff(x.detach().numpy())` then `torch.from_numpy(d)`: a name assigned there
+    # is read here (a batch loaded from numpy nearby is not the logged value)
+    return bool(_names_at(exit_line, store=True) & _names_at(line, store=False))
+
+
+def _names_at(line: SourceLine, *, store: bool) -> frozenset[str]:
+    """Names a one-line statement assigns (``store``) or reads; empty when it is not one."""
+    import ast
+    import linecache
+
+    text = linecache.getline(line[0], line[1]).strip()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return frozenset()
+    wanted = ast.Store if store else ast.Load
+    return frozenset(
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, wanted)
+    )
+
+
+def _defaults_training(line: SourceLine, name: str) -> bool:
+    """Whether the ``name(...)`` call on ``line`` leaves ``training`` at its default: no
+    ``training=`` keyword and no third positional argument (``F.dropout(x, p, training)``)."""
+    import ast
+    import linecache
+
+    try:
+        tree = ast.parse(linecache.getline(line[0], line[1]).strip())
+    except SyntaxError:
+        return False
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == name
+    ]
+    return bool(calls) and all(
+        len(call.args) < 3
+        and not any(k.arg in ("training", None) for k in call.keywords)  # None: **kwargs
+        for call in calls
+    )
+
+
+_returns: dict[CodeType, SourceLine | None] = {}
+
+
+def _inplace_line(function: Any) -> SourceLine | None:
+    """The first line of ``function`` that writes to its first argument in place
+    (``grad.mul_(k)``, ``grad *= k``, ``grad[i] = v``); else its return line."""
+    code = getattr(function, "__code__", None)
+    if not isinstance(code, CodeType) or code.co_argcount < 1:
+        return _return_line(function)
+    import ast
+    import inspect
+
+    argument = code.co_varnames[0]
+    try:
+        lines, start = inspect.getsourcelines(code)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return _return_line(function)
+    hits: list[int] = []
+    for node in ast.walk(tree):
+        target: ast.AST | None = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            attr = node.func.attr
+            if attr.endswith("_") and not attr.endswith("__"):
+                target = node.func.value
+        elif isinstance(node, ast.AugAssign):
+            target = node.target
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+            target = node.targets[0].value
+        if isinstance(target, ast.Name) and target.id == argument:
+            hits.append(getattr(node, "lineno", 1))
+    if not hits:
+        return _return_line(function)
+    return (code.co_filename, start + min(hits) - 1, code.co_name)
+
+
+def _return_line(function: Any) -> SourceLine | None:
+    """Where ``function`` returns a value, when it does so at one place; else its def line."""
+    code = getattr(function, "__code__", None)
+    if not isinstance(code, CodeType):
+        return None
+    if code not in _returns:
+        import ast
+        import inspect
+
+        line = code.co_firstlineno
+        try:
+            lines, start = inspect.getsourcelines(code)
+            tree = ast.parse(textwrap.dedent("".join(lines)))
+            found = [
+                node.lineno
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Return) and node.value is not None
+            ]
+            if len(found) == 1:
+                line = start + found[0] - 1
+        except (OSError, TypeError, SyntaxError):
+            pass
+        _returns[code] = (code.co_filename, line, code.co_name)
+    return _returns[code]
