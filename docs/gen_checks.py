@@ -48,7 +48,13 @@ def plugin_output() -> str:
             "PYTHONPATH": os.pathsep.join([site, *sys.path]),
         }
         done = subprocess.run(
-            [sys.executable, "-m", "gradprobe", "diagnose", "examples/acme_checks/train_zero_lr.py"],
+            [
+                sys.executable,
+                "-m",
+                "gradprobe",
+                "diagnose",
+                "examples/acme_checks/train_zero_lr.py",
+            ],
             cwd=ROOT,
             env=env,
             capture_output=True,
