@@ -7,8 +7,10 @@ each test (the same events without the mistake) must give nothing.
 
 from __future__ import annotations
 
+import torch
+
 from gradprobe._recorder import Events
-from gradprobe.checks import Check, CheckRunner, Run
+from gradprobe.checks import Check, CheckRunner, OpCall, Run
 from gradprobe.checks.losses import BroadcastTarget
 from gradprobe.checks.missing_gradients import LeafBackward
 from gradprobe.checks.optimizer import ClipOrder, GradientsNotZeroed, ZeroedBeforeStep
@@ -63,9 +65,20 @@ def test_clipping_with_no_fresh_gradients_and_before_unscale() -> None:
 
 
 def test_a_broadcast_loss_names_its_line_and_the_fix() -> None:
-    events = Events()
-    events.broadcast_losses[at(41)] = ("mse_loss", (32, 1), (32,), (32, 32))
-    (finding,) = conclude(BroadcastTarget, events)
+    """An op-level check, fed the calls it subscribed to (``ops``) by hand."""
+    assert torch.nn.functional.mse_loss in BroadcastTarget.ops
+    check = BroadcastTarget()
+    run = Run(events=Events())
+    output = torch.zeros(32, 1, requires_grad=True)
+
+    def call(target: torch.Tensor, line: int) -> None:
+        check.on_op(OpCall(run, torch.nn.functional.mse_loss, (output, target), {}, None, at(line)))
+
+    call(torch.zeros(32, 1), 40)  # same shapes
+    call(torch.zeros(1), 40)  # a scalar target broadcasts to no more elements
+    assert CheckRunner([]).conclude(run) == [] and list(check.conclude(run)) == []
+    call(torch.zeros(32), 41)  # (32, 1) against (32,): (32, 32)
+    (finding,) = check.conclude(run)
     assert (finding.code, lines(finding)) == ("GP135", [("cause", 41)])
     assert "output.squeeze(-1)" in finding.message
     assert finding.details["input"] == [32, 1]

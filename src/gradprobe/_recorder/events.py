@@ -236,18 +236,6 @@ class Events:
     # modules the user switched to eval() whose parameters an optimizer later stepped with
     # gradients: id(module) -> the eval() line (GP111 when eval() changed nothing)
     eval_trained: dict[int, SourceLine | None] = field(default_factory=dict)
-    # cross_entropy/nll_loss given softmax output, BCE-with-logits given sigmoid output:
-    # loss line -> (where the softmax/sigmoid was made, the loss, whether it was made
-    # inside a module's forward (an nn.Softmax / nn.Sigmoid layer))
-    squashed_losses: dict[SourceLine | None, tuple[SourceLine | None, str, bool]] = field(
-        default_factory=dict
-    )
-    # elementwise losses whose input and target broadcast to a bigger tensor (GP135):
-    # loss line -> (loss, input shape, target shape, broadcast shape)
-    broadcast_losses: dict[
-        SourceLine | None,
-        tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]],
-    ] = field(default_factory=dict)
     # optimizer steps that used gradients still holding an earlier step's (GP134):
     # (the backward that added onto them, the step line)
     stale_steps: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)

@@ -22,15 +22,12 @@ from gradprobe._recorder.events import _MAX_EVENTS, _MAX_WALK, Events, SourceLin
 from gradprobe._recorder.frames import _user_line
 from gradprobe._recorder.lines import _defaults_training
 from gradprobe._recorder.ops import (
-    _ELEMENTWISE_LOSSES,
     _JOIN,
     _KEEP_LOG_PROB,
     _LOG_SOFTMAX,
     _PICK,
     _PRODUCTS,
     _SAMPLERS,
-    _SHAPE_NODES,
-    _WANT_LOGITS,
 )
 from gradprobe._recorder.tensors import (
     _describe,
@@ -57,27 +54,8 @@ class _FlowNotes:
     samples: _TensorMap[bool]
 
     def _loss_target(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """A loss whose target requires grad: note where the target's graph comes from.
-        Also a loss that takes logits given softmax or sigmoid output (GP133)."""
-        squash = _WANT_LOGITS.get(func)
-        if squash is not None:
-            scores = kwargs.get("input", args[0] if args else None)
-            node = _grad_fn(scores) if isinstance(scores, torch.Tensor) else None
-            for _ in range(4):  # probs.view(-1, C) after the softmax, as in language models
-                if node is None or node.name() not in _SHAPE_NODES:
-                    break
-                node = node.next_functions[0][0] if node.next_functions else None
-            if node is not None and node.name() == squash:
-                events = self.events
-                line = _user_line(sys._getframe(2))
-                if len(events.squashed_losses) < 10 and line not in events.squashed_losses:
-                    record = events.nodes.get((node.name(), node._sequence_nr()))
-                    made = record.line if record is not None else None
-                    inner = record is not None and made == record.outer_line
-                    events.squashed_losses[line] = (made, _names(func), inner)
+        """A loss whose target requires grad: note where the target's graph comes from."""
         target = kwargs.get("target", args[1] if len(args) > 1 else None)
-        if func in _ELEMENTWISE_LOSSES:
-            self._broadcast_loss(func, kwargs.get("input", args[0] if args else None), target)
         if not isinstance(target, torch.Tensor) or not target.requires_grad:
             return
         events = self.events
@@ -137,29 +115,6 @@ class _FlowNotes:
         if first is not None:
             read = _user_line(caller)
             events.late_leaves.append((line, read, backward.line, first.line))
-
-    def _broadcast_loss(self, func: Any, scores: Any, target: Any) -> None:
-        """An elementwise loss whose input and target broadcast to more elements than either
-        ((N, 1) against (N,) gives (N, N)): GP135."""
-        if not isinstance(scores, torch.Tensor) or not isinstance(target, torch.Tensor):
-            return
-        if scores.shape == target.shape:
-            return
-        try:
-            shape = torch.broadcast_shapes(scores.shape, target.shape)  # type: ignore[no-untyped-call]
-        except RuntimeError:  # torch raises its own error
-            return
-        if shape.numel() <= max(scores.numel(), target.numel()):
-            return  # a scalar or a broadcast row against the full tensor
-        events = self.events
-        line = _user_line(sys._getframe(3))
-        if len(events.broadcast_losses) < 10 and line not in events.broadcast_losses:
-            events.broadcast_losses[line] = (
-                _names(func),
-                tuple(scores.shape),
-                tuple(target.shape),
-                tuple(shape),
-            )
 
     def _origin(self, tensor: torch.Tensor) -> SourceLine | None:
         """Where a tensor's graph comes from: the first node below it made inside a module

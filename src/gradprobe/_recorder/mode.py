@@ -267,8 +267,14 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
                     self._inference_use(args, kwargs)
                 raise
 
-        if self.watched_ops:  # checks that asked for this function's calls
-            self._op_checks(func, args, kwargs, result, caller)
+        watched = self.watched_ops
+        if watched:  # checks that asked for this function's calls: one lookup
+            try:
+                asked = func in watched
+            except TypeError:  # an unhashable callable: no check can have asked for it
+                asked = False
+            if asked:
+                self._op_checks(func, args, kwargs, result, caller)
         line: Any = False  # a SourceLine (or None) once computed
         events = self.events
         if targets:
@@ -448,12 +454,8 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         result: Any,
         caller: FrameType,
     ) -> None:
-        try:
-            wanted = func in self.watched_ops
-        except TypeError:  # an unhashable callable: no check can have asked for it
-            return
         hook = self.op_hook
-        if wanted and hook is not None:
+        if hook is not None:
             hook(func, args, kwargs, result, _user_line(caller))
 
     def _write(

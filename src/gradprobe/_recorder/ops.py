@@ -50,36 +50,6 @@ def _NUMPY_EXIT() -> None:
 _NUMPY_EXIT.__name__ = "numpy"
 _CUSTOM_NODE = torch.autograd.function.BackwardCFunction
 _F = torch.nn.functional
-# losses that apply their own (log-)softmax or sigmoid -> the node that must not feed them
-_WANT_LOGITS = {
-    getattr(_F, name): node
-    for name, node in (
-        ("cross_entropy", "SoftmaxBackward0"),
-        ("nll_loss", "SoftmaxBackward0"),
-        ("binary_cross_entropy_with_logits", "SigmoidBackward0"),
-    )
-    if hasattr(_F, name)
-}
-# elementwise losses that broadcast input and target (torch only warns) (GP135)
-_ELEMENTWISE_LOSSES = frozenset(
-    getattr(_F, name)
-    for name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
-    if hasattr(_F, name)
-)
-# shape-only nodes GP133 looks through between a softmax or sigmoid and the loss
-_SHAPE_NODES = frozenset(
-    {
-        "ViewBackward0",
-        "UnsafeViewBackward0",
-        "ReshapeAliasBackward0",
-        "TransposeBackward0",
-        "PermuteBackward0",
-        "SqueezeBackward0",
-        "SqueezeBackward1",
-        "UnsqueezeBackward0",
-        "CloneBackward0",
-    }
-)
 # losses whose second argument is a target that should not carry gradients
 _LOSS_TARGETS = frozenset(
     getattr(_F, name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import linecache
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import torch
 
@@ -14,11 +15,13 @@ from gradprobe._recorder import (
     SourceLine,
     _names_at,
 )
-from gradprobe.checks._api import Check, Run, register
+from gradprobe.checks._api import Check, OpCall, Run, register
 from gradprobe.checks._common import _locations, _top_modules, _where, location
 from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = ["BroadcastTarget", "GradTarget", "ProbabilitiesToLogitLoss", "WeightedLogProb"]
+
+Shape = tuple[int, ...]
 
 
 @register
@@ -43,16 +46,80 @@ class WeightedLogProb(Check):
         return _weighted_log_probs(run.events)
 
 
+_F = torch.nn.functional
+# losses that apply their own (log-)softmax or sigmoid -> the node that must not feed them
+_WANT_LOGITS = {
+    getattr(_F, name): node
+    for name, node in (
+        ("cross_entropy", "SoftmaxBackward0"),
+        ("nll_loss", "SoftmaxBackward0"),
+        ("binary_cross_entropy_with_logits", "SigmoidBackward0"),
+    )
+    if hasattr(_F, name)
+}
+# shape-only nodes looked through between a softmax or sigmoid and the loss
+_SHAPE_NODES = frozenset(
+    {
+        "ViewBackward0",
+        "UnsafeViewBackward0",
+        "ReshapeAliasBackward0",
+        "TransposeBackward0",
+        "PermuteBackward0",
+        "SqueezeBackward0",
+        "SqueezeBackward1",
+        "UnsqueezeBackward0",
+        "CloneBackward0",
+    }
+)
+# elementwise losses that broadcast input and target (torch only warns)
+_ELEMENTWISE = frozenset(
+    getattr(_F, name)
+    for name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
+    if hasattr(_F, name)
+)
+_MAX_LINES = 10  # loss lines remembered per recording
+
+
+def _grad_in(args: tuple[Any, ...]) -> bool:
+    return any(isinstance(arg, torch.Tensor) and arg.requires_grad for arg in args)
+
+
+def _input(call: OpCall) -> Any:
+    return call.kwargs.get("input", call.args[0] if call.args else None)
+
+
 @register
 class ProbabilitiesToLogitLoss(Check):
     """softmax fed to cross_entropy/nll_loss, sigmoid to BCE-with-logits (GP133)."""
 
     name = "gradprobe.losses.probabilities_to_logit_loss"
     codes = ("GP133",)
+    ops = frozenset(_WANT_LOGITS)
     reads_modules = True
 
+    def __init__(self) -> None:
+        # loss line -> (where the softmax/sigmoid was made, the loss, whether it was made
+        # inside a module's forward: an nn.Softmax / nn.Sigmoid layer)
+        self.seen: dict[SourceLine | None, tuple[SourceLine | None, str, bool]] = {}
+
+    def on_op(self, call: OpCall) -> None:
+        if not _grad_in(call.args) or call.line in self.seen or len(self.seen) >= _MAX_LINES:
+            return
+        scores = _input(call)
+        node = scores.grad_fn if isinstance(scores, torch.Tensor) else None
+        for _ in range(4):  # probs.view(-1, C) after the softmax, as in language models
+            if node is None or node.name() not in _SHAPE_NODES:
+                break
+            node = node.next_functions[0][0] if node.next_functions else None
+        if node is None or node.name() != _WANT_LOGITS[call.func]:
+            return
+        record = call.run.events.nodes.get((node.name(), node._sequence_nr()))
+        made = record.line if record is not None else None
+        inner = record is not None and made == record.outer_line
+        self.seen[call.line] = (made, call.func.__name__, inner)
+
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return squashed_losses(run.events, list(run.modules))
+        return squashed_losses(self.seen, run.events, list(run.modules))
 
 
 @register
@@ -61,9 +128,32 @@ class BroadcastTarget(Check):
 
     name = "gradprobe.losses.broadcast_target"
     codes = ("GP135",)
+    ops = _ELEMENTWISE
+
+    def __init__(self) -> None:
+        # loss line -> (loss, input shape, target shape, broadcast shape)
+        self.seen: dict[SourceLine | None, tuple[str, Shape, Shape, Shape]] = {}
+
+    def on_op(self, call: OpCall) -> None:
+        if not _grad_in(call.args) or call.line in self.seen or len(self.seen) >= _MAX_LINES:
+            return
+        scores = _input(call)
+        target = call.kwargs.get("target", call.args[1] if len(call.args) > 1 else None)
+        if not isinstance(scores, torch.Tensor) or not isinstance(target, torch.Tensor):
+            return
+        if scores.shape == target.shape:
+            return
+        try:
+            shape = torch.broadcast_shapes(scores.shape, target.shape)  # type: ignore[no-untyped-call]
+        except RuntimeError:  # torch raises its own error
+            return
+        if shape.numel() <= max(scores.numel(), target.numel()):
+            return  # a scalar or a broadcast row against the full tensor
+        given, wanted = tuple(scores.shape), tuple(target.shape)
+        self.seen[call.line] = (call.func.__name__, given, wanted, tuple(shape))
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return broadcast_losses(run.events)
+        return broadcast_losses(self.seen)
 
 
 # -- analyses ---------------------------------------------------------------------------
@@ -152,10 +242,14 @@ _LOSSES: dict[str, tuple[str, tuple[type[torch.nn.Module], ...], str, str]] = {
 }
 
 
-def squashed_losses(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+def squashed_losses(
+    seen: dict[SourceLine | None, tuple[SourceLine | None, str, bool]],
+    events: Events,
+    modules: Sequence[torch.nn.Module],
+) -> list[Finding]:
     """GP133 for every loss line given softmax or sigmoid output (at most three)."""
     found: list[Finding] = []
-    for loss_line, (made, loss, in_module) in list(events.squashed_losses.items())[:3]:
+    for loss_line, (made, loss, in_module) in list(seen.items())[:3]:
         squash, layer_types, wants, fix = _LOSSES[loss]
         cause = made
         text = linecache.getline(made[0], made[1]) if made else ""
@@ -188,10 +282,12 @@ def squashed_losses(events: Events, modules: Sequence[torch.nn.Module]) -> list[
     return found
 
 
-def broadcast_losses(events: Events) -> list[Finding]:
+def broadcast_losses(
+    seen: dict[SourceLine | None, tuple[str, Shape, Shape, Shape]],
+) -> list[Finding]:
     """GP135 for every elementwise loss line whose shapes broadcast (at most three)."""
     found: list[Finding] = []
-    for line, (loss, given, target, shape) in list(events.broadcast_losses.items())[:3]:
+    for line, (loss, given, target, shape) in list(seen.items())[:3]:
         hint = _shape_fix(given, target)
         found.append(
             make_finding(
