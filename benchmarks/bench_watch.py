@@ -46,7 +46,7 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import models
-from gradprobe.watch import watch
+from gradprobe._watch import watch
 
 TARGETS = {"resnet18": 1.10, "mlp": 1.25, "transformer": 1.25}
 

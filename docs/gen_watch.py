@@ -50,7 +50,7 @@ def small_session() -> tuple[str, str]:
     from rich.console import Console
     from torch import nn
 
-    from gradprobe.watch import watch
+    from gradprobe._watch import watch
 
     torch.manual_seed(0)
     torch.set_num_threads(1)

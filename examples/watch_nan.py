@@ -14,7 +14,7 @@ import torch
 from rich.console import Console
 from torch import nn
 
-from gradprobe.watch import watch
+from gradprobe._watch import watch
 
 # expect: step 6 loss
 # expect: step 7 loss nan: stopping

@@ -8,7 +8,7 @@ import pytest
 import torch
 from rich.console import Console
 
-from gradprobe.check import CheckReport, check, parse_version_error
+from gradprobe._check import CheckReport, check, parse_version_error
 from gradprobe.errors import GradprobeError, GradprobeTypeError, GradprobeValueError
 from gradprobe.findings import BackwardWouldFail
 

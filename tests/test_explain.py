@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from gradprobe._explain import explain, explain_error
 from gradprobe.errors import GradprobeError, GradprobeTypeError
-from gradprobe.explain import explain, explain_error
 from gradprobe.findings import AutogradError
 
 HERE = str(Path(__file__).resolve())

@@ -493,7 +493,7 @@ def test_keeps_no_module_alive() -> None:
 
 
 def test_through_gradprobe_record(tmp_path: Path) -> None:
-    record = pytest.importorskip("gradprobe.record").record
+    record = pytest.importorskip("gradprobe._record").record
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         with record() as recording:

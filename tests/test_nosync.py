@@ -13,7 +13,7 @@ from gradprobe._nosync import (
     hook_body,
     in_hook_body,
 )
-from gradprobe.watch import watch
+from gradprobe._watch import watch
 
 SYNCS = {
     "item": lambda t: t.sum().item(),
@@ -122,7 +122,7 @@ def test_watch_hooks_never_sync_even_on_nan_and_sampled_steps() -> None:
 
 
 def test_watch_hooks_would_be_caught_if_they_synced(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gradprobe.watch import _stats
+    from gradprobe._watch import _stats
 
     def syncing_sums(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         total = t.sum()

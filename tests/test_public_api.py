@@ -93,3 +93,22 @@ def test_errors_that_carry_findings_and_missing_extras_have_one_base_each() -> N
     for cls in (errors.MatplotlibNotFoundError, errors.MissingDependencyError):
         assert issubclass(cls, errors.MissingExtraError), cls
         assert issubclass(cls, ImportError), cls
+
+
+def test_functions_are_not_shadowed_by_their_modules() -> None:
+    """The implementation modules are private (gradprobe._record, ...): importing them,
+    before or after the function is used, never replaces gradprobe.record and the rest."""
+    import importlib
+    import inspect
+
+    import gradprobe
+
+    for name in ("trace", "record", "check", "explain", "watch"):
+        module = importlib.import_module(f"gradprobe._{name}")
+        function = getattr(gradprobe, name)
+        assert inspect.isfunction(function), name
+        assert function is getattr(module, name), name
+        assert function.__module__.startswith(f"gradprobe._{name}"), name
+    assert (
+        importlib.import_module("gradprobe._watch.session").WatchSession is gradprobe.WatchSession
+    )

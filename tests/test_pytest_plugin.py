@@ -177,7 +177,7 @@ def test_a_passing_suite_reports_a_summary_line(pytester: pytest.Pytester) -> No
         test_ok="""
         import pytest
         import torch
-        from gradprobe.record import active_recording
+        from gradprobe._record import active_recording
 
         @pytest.mark.gradprobe
         def test_recorded(gradprobe):

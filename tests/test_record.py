@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from gradprobe._record import RecordingError, record
 from gradprobe.diagnose import diagnose_script
 from gradprobe.findings import Finding
-from gradprobe.record import RecordingError, record
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

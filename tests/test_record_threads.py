@@ -244,7 +244,7 @@ def test_node_creation_hook_is_entered_once_for_overlapping_threads(
 
     import gradprobe
 
-    record_module = importlib.import_module("gradprobe.record")  # gradprobe.record: the function
+    record_module = importlib.import_module("gradprobe._record")  # gradprobe.record: the function
 
     calls: list[str] = []
 

@@ -13,8 +13,8 @@ import torch
 from torch import nn
 from torch.autograd.function import Function
 
+from gradprobe._record import record
 from gradprobe.errors import GradprobeError, GradprobeTypeError, GradprobeValueError
-from gradprobe.record import record
 from gradprobe.testing import (
     GradprobeAssertionError,
     assert_grad_flows,

@@ -18,8 +18,8 @@ import torch
 from rich.console import Console
 from torch import nn
 
+from gradprobe._watch import WatchSessionClosed, watch
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, GradprobeWarning
-from gradprobe.watch import WatchSessionClosed, watch
 
 
 class Log(nn.Module):
@@ -706,7 +706,7 @@ def test_first_nan_is_exact_after_folding_steps_of_varying_layouts(kind: str) ->
 
 
 def test_a_report_or_an_export_copies_to_the_host_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gradprobe.watch import _stats
+    from gradprobe._watch import _stats
 
     copies = []
     real = _stats.to_host

@@ -15,7 +15,7 @@ import torch
 from benchmarks.models import BasicBlock, ResNet, transformer_encoder
 from torch import nn
 
-from gradprobe.watch import watch
+from gradprobe._watch import watch
 
 _MODULE_DICTS = (
     "_forward_hooks",
@@ -209,7 +209,7 @@ def test_a_forward_with_tens_of_thousands_of_module_calls_frees_without_crashing
         """
         import torch
         from torch import nn
-        from gradprobe.watch import watch
+        from gradprobe._watch import watch
         torch.set_num_threads(1)
         class Unrolled(nn.Module):
             def __init__(self):

@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch import nn
 
+from gradprobe._watch import watch
 from gradprobe.errors import GradprobeTypeError
-from gradprobe.watch import watch
 
 
 class FakeWriter:

@@ -13,8 +13,8 @@ import torch
 from benchmarks.models import BasicBlock, ResNet, transformer_encoder
 from torch import nn
 
+from gradprobe._watch import watch
 from gradprobe.errors import GradprobeWarning
-from gradprobe.watch import watch
 
 
 def small_resnet() -> ResNet:
@@ -169,7 +169,7 @@ def test_compiling_after_watch_in_a_process_without_dynamo_still_records() -> No
         import copy, sys, torch
         from torch import nn
         assert "torch._dynamo" not in sys.modules
-        from gradprobe.watch import watch
+        from gradprobe._watch import watch
         torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(inplace=True), nn.Linear(4, 2))
         twin = copy.deepcopy(model)

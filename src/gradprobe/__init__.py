@@ -12,13 +12,15 @@ Example:
 # until a name that needs it is used. The names, __all__ and the objects are the same as
 # with eager imports; the TYPE_CHECKING block is what type checkers and readers see.
 import importlib as _importlib
-import sys as _sys
-import types as _types
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from gradprobe import hooks as hooks  # public submodule
-    from gradprobe.check import CheckReport, check
+    from gradprobe._check import CheckReport, check
+    from gradprobe._explain import explain, explain_error
+    from gradprobe._record import Recording, record
+    from gradprobe._trace import trace
+    from gradprobe._watch import WatchSession, watch
     from gradprobe.errors import (
         AutogradError,
         BackwardWouldFail,
@@ -33,15 +35,11 @@ if _typing.TYPE_CHECKING:
         RenderError,
         SaliencyBlindSpotError,
     )
-    from gradprobe.explain import explain, explain_error
     from gradprobe.findings import CODES, Code, Finding, Location, make_finding
     from gradprobe.graph import Edge, Graph, Leaf, Node, Root, SavedTensor, Truncation
     from gradprobe.leaves import LeafReport, LeafRow, leaf_report
-    from gradprobe.record import Recording, record
     from gradprobe.render import save_svg, to_dot, to_svg
     from gradprobe.saliency import SaliencyMap, grad_cam, guided_backprop
-    from gradprobe.trace import trace
-    from gradprobe.watch import WatchSession, watch
 
 __version__ = "0.1.0"
 
@@ -101,10 +99,10 @@ _SOURCES = {
     "GradprobeWarning": "gradprobe.errors",
     "GraphvizNotFoundError": "gradprobe.errors",
     "RenderError": "gradprobe.errors",
-    "CheckReport": "gradprobe.check",
-    "check": "gradprobe.check",
-    "explain": "gradprobe.explain",
-    "explain_error": "gradprobe.explain",
+    "CheckReport": "gradprobe._check",
+    "check": "gradprobe._check",
+    "explain": "gradprobe._explain",
+    "explain_error": "gradprobe._explain",
     "CODES": "gradprobe.findings",
     "Code": "gradprobe.findings",
     "Finding": "gradprobe.findings",
@@ -121,9 +119,9 @@ _SOURCES = {
     "LeafRow": "gradprobe.leaves",
     "leaf_report": "gradprobe.leaves",
     "MatplotlibNotFoundError": "gradprobe.errors",
-    "Recording": "gradprobe.record",
+    "Recording": "gradprobe._record",
     "RecordingError": "gradprobe.errors",
-    "record": "gradprobe.record",
+    "record": "gradprobe._record",
     "save_svg": "gradprobe.render",
     "to_dot": "gradprobe.render",
     "to_svg": "gradprobe.render",
@@ -132,9 +130,9 @@ _SOURCES = {
     "grad_cam": "gradprobe.saliency",
     "guided_backprop": "gradprobe.saliency",
     "GradprobeAssertionError": "gradprobe.errors",
-    "trace": "gradprobe.trace",
-    "WatchSession": "gradprobe.watch",
-    "watch": "gradprobe.watch",
+    "trace": "gradprobe._trace",
+    "WatchSession": "gradprobe._watch",
+    "watch": "gradprobe._watch",
 }
 
 
@@ -152,16 +150,3 @@ def __getattr__(name: str) -> _typing.Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__, "hooks"})
-
-
-class _Package(_types.ModuleType):
-    """Keeps ``gradprobe.record`` (and trace, check, explain, watch) the function: importing
-    the submodule of the same name would otherwise bind the module over it."""
-
-    def __setattr__(self, name: str, value: _typing.Any) -> None:
-        if isinstance(value, _types.ModuleType) and _SOURCES.get(name) == value.__name__:
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package

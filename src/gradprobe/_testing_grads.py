@@ -9,7 +9,7 @@ from typing import Any, final
 
 import torch
 
-from gradprobe.trace import live_nodes
+from gradprobe._trace import live_nodes
 
 __all__ = ["NonFiniteOrigins", "StashedGrads"]
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from gradprobe._record import record
 from gradprobe._source import is_gradprobe_file
 from gradprobe.errors import GradprobeValueError
 from gradprobe.findings import Finding
-from gradprobe.record import record
 
 __all__ = ["Diagnosis", "diagnose", "diagnose_script"]
 

@@ -23,8 +23,8 @@ the builtin a caller would naturally catch, so ``except TypeError`` keeps workin
 
     GradprobeWarning(UserWarning)                                   degraded or skipped work
 
-Every class is defined here (``Explained<Type>`` is made by :mod:`gradprobe.explain`); the
-modules that raise them re-export them, so ``from gradprobe.record import RecordingError``
+Every class is defined here (``Explained<Type>`` is made by :mod:`gradprobe._explain`); the
+modules that raise them re-export them, so ``from gradprobe._record import RecordingError``
 keeps working.
 
 Messages follow one template: what was attempted, what was passed (``!r``), why it does

@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Any, final
 import torch
 
 from gradprobe import _testing_recorder, testing
+from gradprobe._trace import trace as _trace
 from gradprobe.errors import GradprobeError, GradprobeTypeError, RenderError, describe
 from gradprobe.findings import Finding
 from gradprobe.graph import Graph
-from gradprobe.trace import trace as _trace
 
 if TYPE_CHECKING:
-    from gradprobe.record import Recording
+    from gradprobe._record import Recording
 
 __all__ = ["GradprobeFixture", "TestRecording"]
 
@@ -61,7 +61,7 @@ class TestRecording:
 
     def start(self) -> None:
         """Start recording (and watching); undone by :meth:`finish`, also if this raises."""
-        from gradprobe.record import record
+        from gradprobe._record import record
 
         try:
             for name, value in self._watch.items():
@@ -186,7 +186,7 @@ def _start_watch(name: str, value: object) -> Any:
 
 def _watch_function() -> Callable[..., Any]:
     try:
-        from gradprobe.watch import watch
+        from gradprobe._watch import watch
     except ImportError:
         msg = (
             "watching needs gradprobe.watch, which this installation of gradprobe does not "
@@ -243,7 +243,7 @@ class GradprobeFixture:
         if marker is not None and marker.recording is not None:
             return marker.recording
         if self._recording is None:
-            from gradprobe.record import record
+            from gradprobe._record import record
 
             recording = record(check_nan=check_nan)
             recording.__enter__()

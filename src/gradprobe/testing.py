@@ -27,6 +27,8 @@ import torch
 from torch.autograd.gradcheck import GradcheckError
 
 from gradprobe import _testing_recorder
+from gradprobe._check import check
+from gradprobe._explain import explain
 from gradprobe._testing_args import (
     check_atol,
     check_loss,
@@ -41,14 +43,12 @@ from gradprobe._testing_codes import LEAF_HINTS, compose, finding, indent, nonle
 from gradprobe._testing_flow import Context, grad_problems, problem_line
 from gradprobe._testing_gradcheck import Culprit, find_culprits, function_of
 from gradprobe._testing_grads import NonFiniteOrigins, StashedGrads
-from gradprobe.check import check
 from gradprobe.errors import (
     GradprobeAssertionError,
     GradprobeTypeError,
     GradprobeValueError,
     describe,
 )
-from gradprobe.explain import explain
 from gradprobe.findings import Finding
 from gradprobe.leaves import leaf_report
 

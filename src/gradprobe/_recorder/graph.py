@@ -34,7 +34,7 @@ from gradprobe._recorder.tensors import (
     _unknown_or_nonzero,
     _version,
 )
-from gradprobe.trace import _Plan as _trace_plan
+from gradprobe._trace import _Plan as _trace_plan
 
 _BAND = _deepfree.BAND
 _NO_SEQUENCE = 2**64 - 1

@@ -17,8 +17,8 @@ from typing import Any, Generic, TypeVar
 import torch
 
 from gradprobe._recorder.events import Reparam
-from gradprobe.trace import live_nodes
-from gradprobe.trace import trace as _trace
+from gradprobe._trace import live_nodes
+from gradprobe._trace import trace as _trace
 
 _V = TypeVar("_V")
 

@@ -15,9 +15,9 @@ from typing import Any
 import torch
 
 from gradprobe._compat import FREED_ERROR, VERSION_ERROR
+from gradprobe._trace import live_nodes
 from gradprobe.findings import Finding, make_finding
 from gradprobe.graph import Graph, SavedTensor
-from gradprobe.trace import live_nodes
 
 __all__ = ["VersionError", "graph_findings", "parse_version_error"]
 

@@ -17,12 +17,12 @@ from gradprobe._recorder import (
     SourceLine,
     _grad_fn,
 )
+from gradprobe._trace import trace
 from gradprobe.checks._api import BackwardCall, Check, Run, register
 from gradprobe.checks._carry import carrier
 from gradprobe.checks._common import _locations, _where
 from gradprobe.findings import Finding, make_finding
 from gradprobe.graph import Graph
-from gradprobe.trace import trace
 
 __all__ = ["BackwardTwice", "KeptAlive"]
 

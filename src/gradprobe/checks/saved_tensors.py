@@ -20,12 +20,12 @@ from gradprobe._recorder import (
     Write,
     _grad_fn,
 )
+from gradprobe._trace import name_table, trace
 from gradprobe.checks._api import BackwardCall, Check, register
 from gradprobe.checks._common import _locations, _where
 from gradprobe.checks._versions import graph_findings, parse_version_error
 from gradprobe.findings import Finding, make_finding
 from gradprobe.graph import Graph
-from gradprobe.trace import name_table, trace
 
 __all__ = ["OverwrittenSaves"]
 

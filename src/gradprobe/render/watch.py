@@ -20,8 +20,8 @@ from gradprobe.render.findings import findings_view
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from gradprobe._watch.records import GradRecord, OutputRecord, StepRecord, TensorStats
     from gradprobe.findings import Finding
-    from gradprobe.watch.records import GradRecord, OutputRecord, StepRecord, TensorStats
 
 __all__ = ["ReportData", "watch_report"]
 

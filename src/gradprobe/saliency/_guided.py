@@ -132,7 +132,7 @@ _OPAQUE_CUSTOM_OK = frozenset(("BackwardHookFunctionBackward",))
 
 def blind_spots(score: Tensor, model: nn.Module) -> tuple[Finding, ...]:
     """GP401 for graph parts whose backward the guided rule cannot reach."""
-    from gradprobe.trace import trace
+    from gradprobe._trace import trace
 
     graph = trace(score)
     counts: dict[tuple[str, str], int] = {}

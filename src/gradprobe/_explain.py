@@ -9,7 +9,7 @@ PyTorch's original text; the original exception is its ``__cause__`` and the fin
 
 Example:
     >>> import torch
-    >>> from gradprobe.explain import explain
+    >>> from gradprobe._explain import explain
     >>> x = torch.ones(3, requires_grad=True)
     >>> try:
     ...     with explain():
@@ -18,7 +18,7 @@ Example:
     ...     print(error.finding.code, type(error.__cause__).__name__)
     GP105 RuntimeError
 
-The generated classes (``gradprobe.explain.ExplainedRuntimeError`` for a ``RuntimeError``)
+The generated classes (``gradprobe._explain.ExplainedRuntimeError`` for a ``RuntimeError``)
 are cached per original type and pickle by reference to that type, so they survive being
 sent between processes as long as the original type is importable.
 """
@@ -34,11 +34,11 @@ from typing import Any, final
 
 import torch
 
-from gradprobe.check import check
+from gradprobe._check import check
+from gradprobe._trace import flatten, name_table
 from gradprobe.checks._errortext import explain_error
 from gradprobe.errors import GradprobeTypeError, describe
 from gradprobe.findings import AutogradError, Finding
-from gradprobe.trace import flatten, name_table
 
 __all__ = ["Explain", "explain", "explain_error"]
 

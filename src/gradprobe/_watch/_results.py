@@ -1,7 +1,7 @@
 """What a watch session keeps of the steps it saw, and the host copy reports read.
 
 :class:`Results` holds the last ``history`` finished steps as
-:class:`~gradprobe.watch._step.Compacted` device tensors. Older steps are folded out
+:class:`~gradprobe._watch._step.Compacted` device tensors. Older steps are folded out
 (:meth:`Results.evict`) into what findings still need: the first non-finite activation
 and gradient and the first exploding gradient norm, kept on the device. Dead-ReLU tracking
 and steps without a parameter gradient accumulate here too. :meth:`Results.snapshot`
@@ -18,11 +18,11 @@ from typing import Any, Literal
 
 from torch import Tensor
 
+from gradprobe._watch import _stats
+from gradprobe._watch._findings import DeadRelu, Hit, Thresholds, first_hits, watch_findings
+from gradprobe._watch._step import PARAMETER, Compacted, Names, StepBuffer
+from gradprobe._watch.records import StepRecord
 from gradprobe.findings import Finding, Location
-from gradprobe.watch import _stats
-from gradprobe.watch._findings import DeadRelu, Hit, Thresholds, first_hits, watch_findings
-from gradprobe.watch._step import PARAMETER, Compacted, Names, StepBuffer
-from gradprobe.watch.records import StepRecord
 
 __all__ = ["FOLD_CHUNK", "Results", "View"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from torch import Tensor, nn
 
-from gradprobe.watch._step import PARAMETER, StepBuffer
+from gradprobe._watch._step import PARAMETER, StepBuffer
 
 __all__ = ["WatchedParameters"]
 

@@ -7,11 +7,11 @@ import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gradprobe._watch.records import StepRecord, json_number
 from gradprobe.errors import GradprobeTypeError, describe
-from gradprobe.watch.records import StepRecord, json_number
 
 if TYPE_CHECKING:
-    from gradprobe.watch.session import WatchSession
+    from gradprobe._watch.session import WatchSession
 
 __all__ = ["scalars", "session_dict", "write_scalars"]
 

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gradprobe._watch.records import StepRecord, TensorStats
 from gradprobe.findings import Finding, Location, make_finding
-from gradprobe.watch.records import StepRecord, TensorStats
 
 __all__ = ["MIN_ROWS", "DeadRelu", "Hit", "Thresholds", "first_hits", "watch_findings"]
 

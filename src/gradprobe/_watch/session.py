@@ -13,7 +13,7 @@ Mechanism (chosen because it survives real networks, see TORCH-FACTS Q2, Q5, Q11
 * optimizer step pre/post hooks measure the update ratio when an optimizer is given.
 
 Hooks compute 0-d statistic tensors on the tensor's device and append them to the
-current :class:`~gradprobe.watch._step.StepBuffer`; nothing waits for the device until a
+current :class:`~gradprobe._watch._step.StepBuffer`; nothing waits for the device until a
 report, ``history``, ``findings()``, an export or ``close()`` copies everything once.
 """
 
@@ -34,14 +34,14 @@ from torch import Tensor, nn
 from gradprobe import _deepfree, _inputs
 from gradprobe._nosync import HostSyncError, hook_body
 from gradprobe._source import is_user_file
+from gradprobe._watch import _options, _stats
+from gradprobe._watch._options import ModuleSelector, StepOn, find_tensors
+from gradprobe._watch._params import WatchedParameters
+from gradprobe._watch._results import Results, View
+from gradprobe._watch._step import OUTPUT, PARAMETER, Names, StepBuffer
+from gradprobe._watch.records import StepRecord
 from gradprobe.errors import GradprobeValueError, GradprobeWarning, WatchSessionClosed
 from gradprobe.findings import Finding
-from gradprobe.watch import _options, _stats
-from gradprobe.watch._options import ModuleSelector, StepOn, find_tensors
-from gradprobe.watch._params import WatchedParameters
-from gradprobe.watch._results import Results, View
-from gradprobe.watch._step import OUTPUT, PARAMETER, Names, StepBuffer
-from gradprobe.watch.records import StepRecord
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -157,7 +157,7 @@ class WatchSession:
 
     Example:
         >>> import torch
-        >>> from gradprobe.watch import watch
+        >>> from gradprobe._watch import watch
         >>> model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU())
         >>> with watch(model) as session:
         ...     model(torch.randn(4, 3)).sum().backward()
@@ -623,7 +623,7 @@ class WatchSession:
 
         Example:
             >>> import torch
-            >>> from gradprobe.watch import watch
+            >>> from gradprobe._watch import watch
             >>> model = torch.nn.Linear(2, 1)
             >>> with torch.no_grad():
             ...     _ = model.weight.fill_(1.0)
@@ -639,7 +639,7 @@ class WatchSession:
 
     def to_dict(self) -> dict[str, Any]:
         """Everything as JSON-ready data: options, findings, history, gradient flow."""
-        from gradprobe.watch._export import session_dict
+        from gradprobe._watch._export import session_dict
 
         return session_dict(self)
 
@@ -656,7 +656,7 @@ class WatchSession:
         needs the ``tensorboard`` package). Steps already written to the same writer are
         skipped. Returns how many scalars were written.
         """
-        from gradprobe.watch._export import write_scalars
+        from gradprobe._watch._export import write_scalars
 
         return write_scalars(self, writer, prefix, self._tensorboard)
 

@@ -17,9 +17,9 @@ import torch
 from torch import Tensor, nn
 
 from gradprobe._source import is_user_file
+from gradprobe._watch._findings import Thresholds
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
 from gradprobe.findings import Location
-from gradprobe.watch._findings import Thresholds
 
 __all__ = [
     "PASS_THROUGH",

@@ -7,7 +7,7 @@ instead"). No recorder is needed and nothing is computed: no backward runs.
 
 Example:
     >>> import torch, gradprobe
-    >>> from gradprobe.check import check
+    >>> from gradprobe._check import check
     >>> a = torch.ones(5, requires_grad=True)
     >>> b = a + 2
     >>> loss = (b * b).mean()
@@ -28,18 +28,16 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from gradprobe import _active
+from gradprobe._trace import flatten, name_table, trace
 from gradprobe.checks._versions import VersionError, graph_findings, parse_version_error
 from gradprobe.checks.saved_tensors import join_lines
 from gradprobe.findings import BackwardWouldFail, Finding
 from gradprobe.graph import Graph
-from gradprobe.trace import flatten, name_table, trace
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
 __all__ = ["CheckReport", "VersionError", "check", "parse_version_error"]
-
-# `gradprobe.trace` the module is shadowed by the function in the package namespace.
 
 
 @dataclass(frozen=True)

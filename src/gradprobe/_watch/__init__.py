@@ -3,7 +3,7 @@ findings for every step of a training loop.
 
 Example:
     >>> import torch
-    >>> from gradprobe.watch import watch
+    >>> from gradprobe._watch import watch
     >>> model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1))
     >>> with watch(model) as session:
     ...     for _ in range(3):
@@ -14,8 +14,8 @@ Example:
     ['0.weight', '0.bias', '2.weight', '2.bias']
 """
 
-from gradprobe.watch.records import GradRecord, OutputRecord, StepRecord, TensorStats
-from gradprobe.watch.session import (
+from gradprobe._watch.records import GradRecord, OutputRecord, StepRecord, TensorStats
+from gradprobe._watch.session import (
     ModuleSelector,
     StepOn,
     WatchSession,

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from gradprobe.watch import _stats
-from gradprobe.watch.records import GradRecord, OutputRecord, StepRecord, TensorStats
+from gradprobe._watch import _stats
+from gradprobe._watch.records import GradRecord, OutputRecord, StepRecord, TensorStats
 
 __all__ = ["OUTPUT", "PARAMETER", "Compacted", "Names", "StepBuffer"]
 
