@@ -127,6 +127,8 @@ class NonFinite:
     shape: tuple[int, ...]
     module: tuple[str, str] | None = None  # ("encoder.linear1", "Linear"); "" for the top
     in_step: bool = False  # made inside an optimizer step (an update by non-finite grads)
+    born: bool = False  # every input was finite: the non-finite value was made here
+    deliberate: bool = False  # a non-finite constant written on purpose (a -inf mask)
 
 
 @dataclass(slots=True)
@@ -165,6 +167,8 @@ class Events:
     grad_reads: list[GradRead] = field(default_factory=list)
     first_nan: NonFinite | None = None
     first_inf: NonFinite | None = None
+    # the first non-finite value computed from finite inputs (not a constant written in)
+    first_born: NonFinite | None = None
     backwards: list[Backward] = field(default_factory=list)
     typos: list[tuple[SourceLine | None, str, str]] = field(default_factory=list)
     parameter_lines: dict[int, SourceLine | None] = field(default_factory=dict)

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -83,6 +84,7 @@ from gradprobe._recorder.ops import (
     _KEEP_SAMPLE,
     _LOG_PROB_START,
     _LOSS_TARGETS,
+    _SILENT_WRITES,
     _WARNS_AT_CALLER,
     _ZERO_DERIVATIVE,
 )
@@ -187,6 +189,8 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         # (the hook dict's weak ref, key, the user's hook) of tensor hooks this recording
         # wrapped; given back when it ends (gradprobe._recorder_patches)
         self.wrapped_hooks: list[tuple[Any, int, Any]] = []
+        # storages of running statistics an evaluation-mode batch norm saved for backward
+        self.eval_saved_stats: set[int] = set()
 
     # -- the hot path ------------------------------------------------------------------------
 
@@ -296,6 +300,8 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             and self.is_sample(args[0])
         ):
             self.samples.set(result, True)  # actions.unsqueeze(-1), actions.long()
+        if func in _SILENT_WRITES:
+            line = self._silent_writes(func, args, kwargs, grad_in, line)
         if grad_in and func in _LOSS_TARGETS:
             self._loss_target(func, args, kwargs)
         elif grad_in and func in _ZERO_DERIVATIVE and len(events.flat_ops) < 100:
@@ -433,7 +439,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
                 and events.first_nan is None
                 and out.is_floating_point()
             ):
-                self._nan(func, out, line)
+                self._nan(func, args, kwargs, out, line, kind == _INPLACE)
         self.mark = max(self.mark, top)
         if self.taint:
             line = self._spread(func, args, result, many, line)
@@ -497,6 +503,33 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             with contextlib.suppress(Exception):
                 self.stale.manual_step(target, line if line is not False else None)  # type: ignore[arg-type]
 
+    def _silent_writes(
+        self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grad_in: bool, line: Any
+    ) -> Any:
+        """A call that writes arguments without moving their version counter (a training
+        batch norm's running statistics): record it as a write when an earlier call in
+        evaluation mode, with gradients on, saved those tensors for its backward."""
+        positions, names, at = _SILENT_WRITES[func]
+        written = [
+            args[i] if i < len(args) else kwargs.get(name)
+            for i, name in zip(positions, names, strict=True)
+        ]
+        training = args[at] if at < len(args) else kwargs.get("training", False)
+        stats = [t for t in written if isinstance(t, torch.Tensor)]
+        if not stats:
+            return line
+        if not training:
+            if grad_in and torch.is_grad_enabled():
+                self.eval_saved_stats.update(_storage(t) for t in stats)
+            return line
+        for tensor in stats:
+            if _storage(tensor) in self.eval_saved_stats:
+                if line is False:
+                    line = _user_line(sys._getframe(2))
+                version = _version(tensor)
+                self._write(func, tensor, version, version, line)
+        return line
+
     def _inplace_module_line(self) -> SourceLine | None:
         """Where the module writing now was built, if it writes because of ``inplace=True``."""
         frame: FrameType | None = sys._getframe(2)
@@ -529,7 +562,15 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             self.events.cuts[ident] = Cut(ident, next(self.order), line, op, kind, context)
         return ident
 
-    def _nan(self, func: Any, out: torch.Tensor, line: Any) -> None:
+    def _nan(
+        self,
+        func: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        out: torch.Tensor,
+        line: Any,
+        inplace: bool,
+    ) -> None:
         if not _checkable(out):
             return
         try:
@@ -538,6 +579,10 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             out = out.detach()
             if _finite(out):
                 return
+            # Only now, with a non-finite result in hand (rare), look at the inputs: was the
+            # value written in on purpose (a -inf mask), or born here from finite inputs?
+            deliberate = _non_finite_constant(args, kwargs)
+            born = not deliberate and _inputs_finite(args[1:] if inplace else args, kwargs)
         except (RuntimeError, ValueError, NotImplementedError):
             return  # a tensor that cannot be reduced here: not ours to check
         events = self.events
@@ -552,11 +597,15 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             tuple(out.shape),
             _running_module(),
             self.in_optimizer > 0,
+            born,
+            deliberate,
         )
         if nan:
             events.first_nan = event
         if events.first_inf is None and (not nan or bool(torch.isinf(out).any())):
             events.first_inf = event
+        if born and events.first_born is None:
+            events.first_born = event
 
     def _spread(self, func: Any, args: tuple[Any, ...], result: Any, many: bool, line: Any) -> Any:
         taint = self.taint
@@ -585,3 +634,30 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             if taint.get(out) is None:
                 taint.set(out, found)
         return line
+
+
+def _non_finite_constant(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether a call writes a non-finite constant on purpose: ``masked_fill(m, -inf)``,
+    ``x[mask] = float("-inf")``, ``torch.full(..., -inf)``, ``where(m, x, -inf)``."""
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, float) and not math.isfinite(value):
+            return True
+        if (
+            isinstance(value, torch.Tensor)
+            and value.dim() == 0
+            and value.is_floating_point()
+            and not math.isfinite(float(value.detach()))
+        ):
+            return True
+    return False
+
+
+def _inputs_finite(args: Iterable[Any], kwargs: dict[str, Any]) -> bool:
+    """Whether every floating tensor among a call's inputs is finite: a non-finite result of
+    finite inputs was born in this call (an overflowing exp, log of 0, 0/0)."""
+    for value in (*args, *kwargs.values()):
+        for tensor in _tensors(value):
+            if tensor.is_floating_point() and tensor.numel() and not _finite(tensor):
+                return False
+    return True
+

@@ -150,3 +150,12 @@ _ZERO_DERIVATIVE = frozenset(
     )
 )
 _INFERENCE_SAVED = INFERENCE_SAVED_ERROR
+
+# Functions that write some of their arguments in place without moving the version counter
+# (pytorch#13402): a training-mode batch norm updates running_mean/running_var. Function ->
+# (positions of the written arguments, their keyword names, position of `training`).
+_SILENT_WRITES: dict[object, tuple[tuple[int, ...], tuple[str, ...], int]] = {
+    _F.batch_norm: ((1, 2), ("running_mean", "running_var"), 5),
+    torch.batch_norm: ((3, 4), ("running_mean", "running_var"), 5),
+}
+

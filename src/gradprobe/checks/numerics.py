@@ -10,6 +10,7 @@ import torch
 
 from gradprobe._recorder import (
     Events,
+    NonFinite,
     SourceLine,
 )
 from gradprobe.checks._api import Check, Run, register
@@ -55,31 +56,9 @@ def _nan_findings(events: Events, modules: Sequence[torch.nn.Module] = ()) -> li
     found: list[Finding] = []
     nan, inf = events.first_nan, events.first_inf
     if nan is not None and nan.in_step:
-        found.append(_nan_from_step(nan, inf, events))
+        found.append(_nan_from_step(nan, events.first_born or inf, events))
     elif nan is not None:
-        pairs: list[tuple[SourceLine | None, LocationRole]] = [(nan.line, "cause")]
-        if inf is not None and inf.order < nan.order:
-            pairs.append((inf.line, "created"))
-        found.append(
-            make_finding(
-                "GP201",
-                message=(
-                    f"The first NaN of the forward pass came from {nan.op} at "
-                    f"{_where(nan.line)}"
-                    + _in_module(nan.module)
-                    + f" (output shape {nan.shape})"
-                    + (
-                        f"; an infinity appeared earlier, from {inf.op} at {_where(inf.line)}"
-                        if inf is not None and inf.order < nan.order
-                        else ""
-                    )
-                    + "."
-                ),
-                node=nan.op,
-                module=nan.module[0] or nan.module[1] if nan.module else None,
-                locations=_locations(*pairs),
-            )
-        )
+        found.append(_nan_in_forward(nan, inf, events.first_born))
     for ident, described, shape, is_nan in [] if events.amp else events.nan_grads[:1]:
         what = "NaN" if is_nan else "infinite"
         qualified = _parameter_name(ident, modules)
@@ -139,6 +118,56 @@ def _nan_findings(events: Events, modules: Sequence[torch.nn.Module] = ()) -> li
             )
         )
     return found
+
+
+def _nan_in_forward(nan: NonFinite, inf: NonFinite | None, born: NonFinite | None) -> Finding:
+    """GP201: the cause is where the first non-finite value was computed from finite ones.
+
+    An infinity an op computed from finite inputs (an overflowing ``exp``, ``log`` of 0)
+    that later becomes NaN (``inf / inf``, ``inf - inf``) is the cause; the NaN is where it
+    showed. An infinity written on purpose (a ``-inf`` mask) is not a mistake: then the
+    op that turned it into NaN (``0 * -inf``) is.
+    """
+    module = nan.module[0] or nan.module[1] if nan.module else None
+    if born is not None and born.order < nan.order:
+        return make_finding(
+            "GP201",
+            message=(
+                f"The first non-finite value of the forward pass was an infinity that "
+                f"{born.op} computed from finite inputs at {_where(born.line)}"
+                + _in_module(born.module)
+                + f" (output shape {born.shape}); it turned into NaN at {nan.op} at "
+                f"{_where(nan.line)}. Keep {born.op}'s input in range (subtract the max "
+                "before exp, clamp or add an eps before log and division), or use the "
+                "stable form (logsumexp, log_softmax)."
+            ),
+            node=born.op,
+            module=module,
+            locations=_locations((born.line, "cause"), (nan.line, "read")),
+            details={"first_non_finite": born.op, "first_nan": nan.op},
+        )
+    pairs: list[tuple[SourceLine | None, LocationRole]] = [(nan.line, "cause")]
+    earlier = inf is not None and inf.order < nan.order
+    if inf is not None and earlier:
+        pairs.append((inf.line, "created"))
+    return make_finding(
+        "GP201",
+        message=(
+            f"The first NaN of the forward pass came from {nan.op} at {_where(nan.line)}"
+            + _in_module(nan.module)
+            + f" (output shape {nan.shape})"
+            + (
+                f"; it combined an infinity {'written on purpose ' if inf.deliberate else ''}"
+                f"by {inf.op} at {_where(inf.line)}"
+                if inf is not None and earlier
+                else ""
+            )
+            + "."
+        ),
+        node=nan.op,
+        module=module,
+        locations=_locations(*pairs),
+    )
 
 
 def _nan_from_step(nan: Any, inf: Any, events: Events) -> Finding:
