@@ -179,7 +179,7 @@ def _on_setattr(
         if value is None:
             for mode in modes:
                 events = mode.events
-                if events.grads_pending and mode.in_optimizer == 0:
+                if events.grads_pending and not events.grads_read and mode.in_optimizer == 0:
                     line = _user_line(caller)
                     if line not in events.zeroings and tensor.grad is not None:
                         events.zeroings.append(line)

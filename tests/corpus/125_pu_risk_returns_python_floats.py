@@ -18,15 +18,15 @@ Root cause:
     convert the logged values.
 
 Ground truth a good tool should report:
-    `risk` returned at line 71 is `risk.item()`, a Python float with no graph;
-    `risk.backward()` at line 93 fails.  The tensor risk built at lines 64-69
+    `risk` returned at line 65 is `risk.item()`, a Python float with no graph;
+    `risk.backward()` at line 79 fails.  The tensor risk built at lines 59-63
     is what must be returned.
-    EXPECT: kind=loss_not_tensor; tensor=risk; cause_line=71; error_line=93
+    EXPECT: kind=loss_not_tensor; tensor=risk; cause_line=65; error_line=79
 
 Observed (torch 2.13.0, CPU, this script):
     exit code: 1
     stdout:
-        epoch 0: risk=0.6981 (type float)
+        epoch 0: risk=0.4921 (type float)
     exception:
         AttributeError: 'float' object has no attribute 'backward'
 """

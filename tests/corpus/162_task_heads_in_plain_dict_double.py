@@ -22,12 +22,12 @@ Root cause:
     only, so the trunk becomes float64 while every head stays float32.
 
 Ground truth a good tool should report:
-    The error at line 50 comes from `heads['age']` (an nn.Linear held in the
-    plain dict created at line 46), whose weight is still float32 after
-    `model.double()` at line 63; its parameters are not in the optimizer
+    The error at line 56 comes from `heads['age']` (an nn.Linear held in the
+    plain dict created at line 52), whose weight is still float32 after
+    `model.double()` at line 69; its parameters are not in the optimizer
     either.  Use nn.ModuleDict.
-    EXPECT: kind=unregistered_submodule; container=heads; cause_line=46;
-            error_line=50
+    EXPECT: kind=unregistered_submodule; container=heads; cause_line=52;
+            error_line=56
 
 Observed (torch 2.13.0, CPU, this script):
     exit code: 1

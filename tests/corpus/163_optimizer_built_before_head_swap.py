@@ -22,13 +22,21 @@ Root cause:
 
 Ground truth a good tool should report:
     `fc.weight` and `fc.bias` receive gradients but are in no optimizer; the
-    optimizer built at line 55 holds the previous head's tensors, which were
-    replaced at line 58 and now get no gradient.  Build the optimizer after the
+    optimizer built at line 63 holds the previous head's tensors, which were
+    replaced at line 66 and now get no gradient.  Build the optimizer after the
     surgery (or add the new parameters to it).
     EXPECT: kind=param_not_in_optimizer; params=fc.weight,fc.bias;
-            cause_line=55,58
+            cause_line=63,66
 
 Observed (torch 2.13.0, CPU, this script):
+    exit code: 0
+    stdout:
+        epoch  0 loss 1.0739
+        epoch 14 loss 1.0402
+        new fc.weight held by the optimizer: False
+        new fc.weight changed: False
+        conv1.weight changed: True
+        fc.weight.grad norm (accumulated over 15 steps, never cleared): 1.086
 """
 import torch
 import torch.nn as nn

@@ -111,6 +111,7 @@ class _BackwardNotes:
                 _window.step_done(self)  # drop what no analysis needs of older steps
         if kind == _BACKWARD:  # autograd.grad returns gradients; it fills no .grad
             events.grads_pending = True
+            events.grads_read = False
         if not event.retain_graph:
             events.saved_storages.clear()
             events.suspicious = False

@@ -192,6 +192,9 @@ class Events:
     reparams: dict[int, Reparam] = field(default_factory=dict)  # id(parameter) ->
     zeroings: list[SourceLine | None] = field(default_factory=list)  # grads dropped unused
     grads_pending: bool = False  # a backward filled grads that no optimizer step used yet
+    # the user's code read a .grad since the last backward (a gradient check, a comparison,
+    # a norm logged): zeroing them before a step is then not work thrown away
+    grads_read: bool = False
     steps: int = 0
     amp: bool = False  # a GradScaler scaled a loss: inf gradients are expected
     first_use: dict[int, NodeKey] = field(default_factory=dict)  # id(leaf) -> first node

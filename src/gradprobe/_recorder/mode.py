@@ -99,6 +99,7 @@ from gradprobe._recorder.tensors import (
     _tensors,
     _version,
 )
+from gradprobe._source import is_user_file
 from gradprobe._stalegrad import StaleGrads
 from gradprobe._threads import backward_ended, backward_started
 
@@ -309,6 +310,8 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
                 line = _user_line(sys._getframe(1))
             events.flat_ops.append((line, _names(func)))
         if kind == _GRAD_READ:
+            if result is not None and events.grads_pending and not events.grads_read:
+                events.grads_read = is_user_file(caller.f_code.co_filename)
             if result is None and args and isinstance(args[0], torch.Tensor):
                 tensor = args[0]
                 node = _grad_fn(tensor)
