@@ -22,12 +22,20 @@ Root cause:
 
 Ground truth a good tool should report:
     `model.hidden` accumulates one forward hook per call of `train_step`
-    (registered at line 60, never removed: 40 hooks after 40 steps); each
-    forward runs all of them and the penalty at line 63 counts the activation
+    (registered at line 66, never removed: 40 hooks after 40 steps); each
+    forward runs all of them and the penalty at line 69 counts the activation
     40 times.  Register once, or remove the handle after the step.
-    EXPECT: kind=hook_accumulation; module=hidden; cause_line=60
+    EXPECT: kind=hook_accumulation; module=hidden; cause_line=66
 
 Observed (torch 2.13.0, CPU, this script):
+    exit code: 0
+    stdout:
+        step  1: hooks on model.hidden =  1, activations captured per forward =  1,
+          penalty / intended = 1.0
+        step 10: hooks on model.hidden = 10, activations captured per forward = 10,
+          penalty / intended = 10.0
+        step 40: hooks on model.hidden = 40, activations captured per forward = 40,
+          penalty / intended = 40.0
 """
 import torch
 import torch.nn as nn
@@ -63,13 +71,13 @@ def train_step(batch):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    return rec_loss.item(), penalty.item()
+    intended = sparsity_weight * captured[0].abs().mean()
+    return rec_loss.item(), (penalty / intended).item(), len(captured)
 
 
 for step in range(1, 41):
-    rec, pen = train_step(data[(step % 4) * 32:(step % 4 + 1) * 32])
+    rec, ratio, n_captured = train_step(data[(step % 4) * 32:(step % 4 + 1) * 32])
     if step in (1, 10, 40):
-        code = model.hidden(data)
         print(f"step {step:2d}: hooks on model.hidden = {len(model.hidden._forward_hooks):2d}, "
-              f"activations captured per forward = {len(captured):2d}, "
-              f"penalty / intended = {pen / (sparsity_weight * code.abs().mean().item()):.1f}")
+              f"activations captured per forward = {n_captured:2d}, "
+              f"penalty / intended = {ratio:.1f}")

@@ -237,4 +237,3 @@ def _reached_leaves(tensor: torch.Tensor) -> set[int]:
     if _grad_fn(tensor) is None:
         return {id(tensor)}
     return set(_leaves_below(tensor, 20_000))
-

@@ -663,4 +663,3 @@ def _inputs_finite(args: Iterable[Any], kwargs: dict[str, Any]) -> bool:
             if tensor.is_floating_point() and tensor.numel() and not _finite(tensor):
                 return False
     return True
-

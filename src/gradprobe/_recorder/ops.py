@@ -158,4 +158,3 @@ _SILENT_WRITES: dict[object, tuple[tuple[int, ...], tuple[str, ...], int]] = {
     _F.batch_norm: ((1, 2), ("running_mean", "running_var"), 5),
     torch.batch_norm: ((3, 4), ("running_mean", "running_var"), 5),
 }
-

@@ -60,6 +60,7 @@ def _nan_findings(events: Events, modules: Sequence[torch.nn.Module] = ()) -> li
     elif nan is not None:
         found.append(_nan_in_forward(nan, inf, events.first_born))
     for ident, described, shape, is_nan in [] if events.amp else events.nan_grads[:1]:
+        pairs: list[tuple[SourceLine | None, LocationRole]]
         what = "NaN" if is_nan else "infinite"
         qualified = _parameter_name(ident, modules)
         name = qualified or described
