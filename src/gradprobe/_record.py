@@ -29,7 +29,7 @@ import sys
 import threading
 import warnings
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from types import TracebackType
@@ -193,7 +193,16 @@ class Recording:
         checks = self._checks
         if self._mode is None or checks is None:
             return
-        call = BackwardCall(self._run(final=False), event, roots)
+        asked = kwargs.get("inputs", args[1] if event.op == "grad" and len(args) > 1 else None)
+        # never iterate a generator: torch has yet to read it
+        inputs = (
+            [asked]
+            if isinstance(asked, torch.Tensor)
+            else [t for t in asked if isinstance(t, torch.Tensor)]
+            if isinstance(asked, Collection)
+            else []
+        )
+        call = BackwardCall(self._run(final=False), event, roots, inputs)
         if event.error is None:
             found = checks.backward(call)
             self._prechecked = (event.order, len(self.events.analyses), len(found))

@@ -4,8 +4,8 @@ Source: https://github.com/pytorch/pytorch/issues/5022
         "RuntimeError: hook 'hookFunc' has returned an incorrect number of values"
         (the hook built its replacement tuple from `gradOutput`, intending to
         change the gradient flowing back; the returned value replaces grad_input)
-        and https://github.com/jordan-g/PyTorch-Feedback-Alignment-Layers/issues/1
-        (backward hook returning a wrongly assembled grad_input tuple)
+        and https://github.com/TransformerLensOrg/TransformerLens/pull/1175 (a full
+        backward hook's return value "replaces grad_input")
 Category: hooks (wrong return value of a module backward hook)
 
 Reported symptom:
@@ -22,7 +22,7 @@ Root cause:
     weight is dropped.  `mix`'s own parameter gradients are unaffected.
 
 Ground truth a good tool should report:
-    The backward hook registered at line 64 on `mix` returns a value derived
+    The backward hook registered at line 63 on `mix` returns a value derived
     from grad_output at line 60; it replaces grad_input, so
     `encoder.*` gradients differ from the true gradient (same clipping
     applied to grad_input would change nothing here: max |grad_input| < 1).

@@ -19,7 +19,7 @@ import torch
 from gradprobe import _window
 from gradprobe._inputs import asked_inputs
 from gradprobe._recorder.calls import _AUTOGRAD_GRAD, _BACKWARD, _names
-from gradprobe._recorder.events import Backward, Events, NodeKey, SourceLine
+from gradprobe._recorder.events import Backward, Events, NodeKey, SourceLine, StepEvent
 from gradprobe._recorder.frames import _from_torch_driver, _user_line, frameless
 from gradprobe._recorder.tensors import (
     _checkable,
@@ -112,11 +112,14 @@ class _BackwardNotes:
         if kind == _BACKWARD:  # autograd.grad returns gradients; it fills no .grad
             events.grads_pending = True
             events.grads_read = False
+            events.protocol.append(StepEvent(next(self.order), "backward", line))
         if not event.retain_graph:
             events.saved_storages.clear()
             events.suspicious = False
-        if kind == _AUTOGRAD_GRAD and not event.retain_graph and result is not None:
-            # Gradients from autograd.grad without create_graph=True are constants.
+        if kind == _AUTOGRAD_GRAD and result is not None:
+            # Gradients from autograd.grad without create_graph=True are constants, also
+            # when retain_graph=True kept the graph for more of them (IRM's per-environment
+            # gradients): a loss term made of them trains nothing.
             created = kwargs.get("create_graph", args[4] if len(args) > 4 else False)
             if not created:
                 cut = self._cut(func, "autograd_grad", line)

@@ -35,6 +35,7 @@ SourceLine = tuple[str, int, str]  # (co_filename, line, function)
 # what one recording keeps at most
 _MAX_NODES = 500_000
 _MAX_EVENTS = 100_000
+_MAX_PROTOCOL = 20_000
 _MAX_FROZEN = 64  # frozen parameters followed through one optimizer step
 _LEAF_CUTS = 8  # cuts remembered per leaf
 _MAX_WALK = 20_000  # graph nodes walked to compare the parameters two operands reach
@@ -94,6 +95,7 @@ class Mix:
     line: SourceLine | None
     op: str
     cuts: frozenset[int]
+    node: NodeKey | None = None  # the node of the combined value
 
 
 @dataclass(slots=True, frozen=True)
@@ -129,6 +131,7 @@ class NonFinite:
     in_step: bool = False  # made inside an optimizer step (an update by non-finite grads)
     born: bool = False  # every input was finite: the non-finite value was made here
     deliberate: bool = False  # a non-finite constant written on purpose (a -inf mask)
+    plain: bool = False  # a non-finite input did not require grad (data, a no_grad result)
 
 
 @dataclass(slots=True)
@@ -156,6 +159,32 @@ class CtxWrite:
     stored: SourceLine | None  # where forward assigned ctx.<slot>
 
 
+@dataclass(frozen=True, slots=True)
+class StepEvent:
+    """One event of the training-step protocol: a ``backward()`` that filled gradients, a
+    gradient clipping, an optimizer step."""
+
+    order: int
+    kind: str  # "backward", "grads" (.grad assigned by hand), "clip", "step"
+    line: SourceLine | None
+    optimizer: int = 0  # id of the optimizer that stepped
+    grads: int = 0  # clip: tensors with a gradient it was given; step: parameters with one
+    given: int = 0  # clip: tensors it was given at all
+    closure: bool = False  # step(closure): the closure runs the backward
+
+
+@dataclass(frozen=True, slots=True)
+class CustomFunction:
+    """A custom ``autograd.Function`` applied while recording: where its backward is, and
+    how it was first applied (for errors its backward raises or returns)."""
+
+    name: str  # the class name; its node is "<name>Backward"
+    backward: SourceLine | None  # the backward's def line (file, line, "backward")
+    applied: SourceLine | None  # the first user line that applied it
+    autocast: bool  # applied with autocast on
+    custom_bwd: bool  # its backward is wrapped by torch.amp.custom_bwd (autocast restored)
+
+
 @dataclass
 class Events:
     """Everything recorded, as plain data (no tensors, no nodes)."""
@@ -169,6 +198,8 @@ class Events:
     first_inf: NonFinite | None = None
     # the first non-finite value computed from finite inputs (not a constant written in)
     first_born: NonFinite | None = None
+    # the first non-finite value born among tensors that do not require grad
+    first_plain: NonFinite | None = None
     backwards: list[Backward] = field(default_factory=list)
     typos: list[tuple[SourceLine | None, str, str]] = field(default_factory=list)
     parameter_lines: dict[int, SourceLine | None] = field(default_factory=dict)
@@ -236,6 +267,15 @@ class Events:
     blind_backwards: list[tuple[str, SourceLine | None, NodeKey, bool]] = field(
         default_factory=list
     )
+    # requires_grad set on a tensor computed by an op, which torch refused: (the line that
+    # set it, the line that computed the tensor)
+    nonleaf_flags: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
+    # the training-step protocol, latest last (bounded: the checks read local patterns)
+    protocol: deque[StepEvent] = field(default_factory=lambda: deque(maxlen=_MAX_PROTOCOL))
+    # results of pure tensor ops thrown away by an expression statement: (line, op)
+    discarded: list[tuple[SourceLine | None, str]] = field(default_factory=list)
+    # custom Functions applied, by class name
+    custom_functions: dict[str, CustomFunction] = field(default_factory=dict)
     # tensors kept on a custom Function's ctx and written in place before its backward ran
     ctx_writes: list[CtxWrite] = field(default_factory=list)
     # round/floor/sign/... applied to values that require grad: (line, op)

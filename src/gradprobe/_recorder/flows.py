@@ -78,7 +78,15 @@ class _FlowNotes:
         require grad, for a ``.grad`` read that finds None (GP136)."""
         tensor = args[0] if args else None
         was = isinstance(tensor, torch.Tensor) and tensor.requires_grad
-        result = func(*args, **kwargs)
+        try:
+            result = func(*args, **kwargs)
+        except RuntimeError:
+            node = _grad_fn(tensor) if isinstance(tensor, torch.Tensor) else None
+            if node is not None:  # not a leaf: where did it become the result of an op?
+                record = self.events.nodes.get((node.name(), node._sequence_nr()))
+                made = record.line if record is not None else None
+                self.events.nonleaf_flags.append((_user_line(sys._getframe(2)), made))
+            raise
         if not isinstance(tensor, torch.Tensor) or _grad_fn(tensor) is not None:
             return result
         if not was and tensor.requires_grad:

@@ -77,13 +77,14 @@ from gradprobe._recorder.frames import (
     passes_calls_on,
 )
 from gradprobe._recorder.graph import _GraphNotes
-from gradprobe._recorder.lines import _just_after
+from gradprobe._recorder.lines import _just_after, _result_discarded
 from gradprobe._recorder.ops import (
     _ADDITIVE,
     _INFERENCE_SAVED,
     _KEEP_SAMPLE,
     _LOG_PROB_START,
     _LOSS_TARGETS,
+    _PURE_RESULT,
     _SILENT_WRITES,
     _WARNS_AT_CALLER,
     _ZERO_DERIVATIVE,
@@ -301,6 +302,17 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             and self.is_sample(args[0])
         ):
             self.samples.set(result, True)  # actions.unsqueeze(-1), actions.long()
+        if (
+            func in _PURE_RESULT
+            and not kwargs.get("out")
+            and len(events.discarded) < 20
+            and _result_discarded(caller)
+            and is_user_file(caller.f_code.co_filename)
+        ):
+            if line is False:
+                line = _user_line(sys._getframe(1))
+            if not any(seen == line for seen, _ in events.discarded):
+                events.discarded.append((line, _names(func)))
         if func in _SILENT_WRITES:
             line = self._silent_writes(func, args, kwargs, grad_in, line)
         if grad_in and func in _LOSS_TARGETS:
@@ -437,12 +449,16 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             if (
                 self.check_nan
                 and tensor_in  # not factories: torch.empty is garbage until written
-                and out.requires_grad  # values that can reach a loss, not masks or metrics
-                and (kind != _INPLACE or grad_in)  # not optimizer updates
                 and events.first_nan is None
                 and out.is_floating_point()
             ):
-                self._nan(func, args, kwargs, out, line, kind == _INPLACE)
+                if out.requires_grad:  # values that can reach a loss, not masks or metrics
+                    if kind != _INPLACE or grad_in:  # not optimizer updates
+                        self._nan(func, args, kwargs, out, line, kind == _INPLACE)
+                elif events.first_plain is None and not self.in_optimizer:
+                    # data, targets, returns made without gradients: where a non-finite
+                    # value was born before it entered the model (a no_grad normalisation)
+                    self._plain_nan(func, args, kwargs, out, line, kind == _INPLACE)
         self.mark = max(self.mark, top)
         if self.taint:
             line = self._spread(func, args, result, many, line)
@@ -585,7 +601,9 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             # Only now, with a non-finite result in hand (rare), look at the inputs: was the
             # value written in on purpose (a -inf mask), or born here from finite inputs?
             deliberate = _non_finite_constant(args, kwargs)
-            born = not deliberate and _inputs_finite(args[1:] if inplace else args, kwargs)
+            inputs = args[1:] if inplace else args
+            born = not deliberate and _inputs_finite(inputs, kwargs)
+            plain = not born and not _inputs_finite(inputs, kwargs, plain_only=True)
         except (RuntimeError, ValueError, NotImplementedError):
             return  # a tensor that cannot be reduced here: not ours to check
         events = self.events
@@ -602,6 +620,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             self.in_optimizer > 0,
             born,
             deliberate,
+            plain,
         )
         if nan:
             events.first_nan = event
@@ -609,6 +628,40 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             events.first_inf = event
         if born and events.first_born is None:
             events.first_born = event
+
+    def _plain_nan(
+        self,
+        func: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        out: torch.Tensor,
+        line: Any,
+        inplace: bool,
+    ) -> None:
+        """The first non-finite value computed from finite inputs among tensors that do not
+        require grad; kept only as the origin of a NaN that reaches the model later."""
+        if not _checkable(out):
+            return
+        try:
+            if out.device.type != "cpu" or out.numel() == 0 or _finite(out):
+                return
+            if _non_finite_constant(args, kwargs):
+                return
+            if not _inputs_finite(args[1:] if inplace else args, kwargs):
+                return
+        except (RuntimeError, ValueError, NotImplementedError):
+            return
+        if line is False:
+            line = _user_line(sys._getframe(2))
+        self.events.first_plain = NonFinite(
+            next(self.order),
+            line,
+            _names(func),
+            bool(torch.isnan(out).any()),
+            tuple(out.shape),
+            _running_module(),
+            born=True,
+        )
 
     def _spread(self, func: Any, args: tuple[Any, ...], result: Any, many: bool, line: Any) -> Any:
         taint = self.taint
@@ -631,7 +684,9 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
                 # the first per line is the finding: `q - (r + gamma * q_next.detach())`
                 # runs every step of a DQN loop
                 if not any(mix.line == line for mix in self.events.mixes):
-                    self.events.mixes.append(Mix(next(self.order), line, _names(func), found))
+                    node = next((_grad_fn(o) for o in outs if _grad_fn(o) is not None), None)
+                    key = None if node is None else (node.name(), node._sequence_nr())
+                    self.events.mixes.append(Mix(next(self.order), line, _names(func), found, key))
             return line
         for out in outs:
             if taint.get(out) is None:
@@ -655,11 +710,16 @@ def _non_finite_constant(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     return False
 
 
-def _inputs_finite(args: Iterable[Any], kwargs: dict[str, Any]) -> bool:
+def _inputs_finite(
+    args: Iterable[Any], kwargs: dict[str, Any], *, plain_only: bool = False
+) -> bool:
     """Whether every floating tensor among a call's inputs is finite: a non-finite result of
-    finite inputs was born in this call (an overflowing exp, log of 0, 0/0)."""
+    finite inputs was born in this call (an overflowing exp, log of 0, 0/0). With
+    ``plain_only``, only the inputs that do not require grad are looked at."""
     for value in (*args, *kwargs.values()):
         for tensor in _tensors(value):
+            if plain_only and tensor.requires_grad:
+                continue
             if tensor.is_floating_point() and tensor.numel() and not _finite(tensor):
                 return False
     return True
