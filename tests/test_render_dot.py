@@ -20,8 +20,8 @@ from gradprobe.render.dot import html_text
 
 GOLDEN_MUL = """\
 digraph gradprobe {
-  graph [rankdir="TB", fontname="Helvetica", fontsize="10", nodesep="0.25", ranksep="0.3", newrank="true", labeljust="l"]
-  node [shape="box", style="rounded,filled", fontname="Helvetica", fontsize="10", margin="0.1,0.04", height="0.3", penwidth="0.8"]
+  graph [rankdir="TB", fontname="DejaVu Sans", fontsize="10", nodesep="0.25", ranksep="0.3", newrank="true", labeljust="l"]
+  node [shape="box", style="rounded,filled", fontname="DejaVu Sans", fontsize="10", margin="0.1,0.04", height="0.3", penwidth="0.8"]
   edge [arrowsize="0.6", color="#666666"]
   n2 [label=<<B>w</B><BR/><FONT POINT-SIZE="8">(3,) float32</FONT><BR/><FONT POINT-SIZE="8" COLOR="#666666">no grad</FONT>>, fillcolor="#e8f5e9"]
   n1 [label=<<B>Mul</B><BR/><FONT POINT-SIZE="8">other: w (3,) float32 v0</FONT><BR/><FONT POINT-SIZE="8">self: w (3,) float32 v0</FONT>>, fillcolor="#f2f2f2"]

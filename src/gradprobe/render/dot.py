@@ -33,7 +33,11 @@ _MAX_TEXT = 80
 _MAX_SAVED = 6
 _MAX_METADATA = 3
 
-_FONT = "Helvetica"
+# Boxes are sized for the font named here. DejaVu Sans is the widest sans-serif a viewer
+# commonly falls back to (about 10% wider than Helvetica/Arial/Liberation Sans, 20% in
+# bold), and graphviz-pure carries its metrics: sized for it, a label fits in any of them.
+# to_svg() then lists Helvetica and Arial after it, for viewers without DejaVu.
+_FONT = "DejaVu Sans"
 _GREY = "#666666"
 _RED = "#c62828"
 _FILL = {
