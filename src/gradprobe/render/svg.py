@@ -264,6 +264,7 @@ def _run(engine: Engine, dot: str, timeout: float, size: int) -> str:
 
 
 _FAMILY = re.compile(r'font-family="DejaVu Sans[^"]*"')
+_CLASS = re.compile(r'class="[^"]*&#45;[^"]*"')
 _FAMILIES = 'font-family="DejaVu Sans,Helvetica,Arial,sans-serif"'
 
 
@@ -284,4 +285,5 @@ def _for_any_viewer(svg: str) -> str:
         ' font-family="DejaVu Sans,Helvetica,Arial,sans-serif">x</text>'
     """
     svg = svg.replace("<svg ", '<svg text-rendering="geometricPrecision" ', 1)
+    svg = _CLASS.sub(lambda m: m.group(0).replace("&#45;", "-"), svg)  # gp-problem, greppable
     return _FAMILY.sub(_FAMILIES, svg)
