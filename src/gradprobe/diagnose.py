@@ -32,7 +32,7 @@ from gradprobe._source import is_gradprobe_file
 from gradprobe.errors import GradprobeValueError
 from gradprobe.findings import Finding
 
-__all__ = ["Diagnosis", "diagnose", "diagnose_script", "write_pictures"]
+__all__ = ["Diagnosis", "diagnose", "diagnose_script"]
 
 
 @dataclass(frozen=True)
@@ -172,6 +172,8 @@ def diagnose(
     if json_path is not None:
         Path(json_path).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
     if directory is not None:
+        from gradprobe.render.picture import write_pictures
+
         written = write_pictures(result.findings, directory)
         console.print(f"{len(written)} picture{'s' if len(written) != 1 else ''} in {directory}")
     return result.exit_code
@@ -188,24 +190,3 @@ def _picture_dir(svg_dir: str | os.PathLike[str] | None) -> Path | None:
         )
         raise GradprobeValueError(msg)
     return directory
-
-
-def write_pictures(findings: Sequence[Finding], directory: Path) -> list[Path]:
-    """Each finding's picture as ``directory/<code>-<n>.svg`` (``n`` counts the findings
-    of that code from 0); DOT files instead when there is no Graphviz engine."""
-    from gradprobe.errors import GraphvizNotFoundError
-    from gradprobe.render.picture import finding_dot
-
-    directory.mkdir(parents=True, exist_ok=True)
-    counts: dict[str, int] = {}
-    written = []
-    for finding in findings:
-        index = counts[finding.code] = counts.get(finding.code, -1) + 1
-        path = directory / f"{finding.code}-{index}.svg"
-        try:
-            finding.save_svg(path)
-        except GraphvizNotFoundError:
-            path = path.with_suffix(".dot")
-            path.write_text(finding_dot(finding), encoding="utf-8")
-        written.append(path)
-    return written

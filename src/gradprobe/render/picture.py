@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gradprobe._layout import build_view, node_key
-from gradprobe.errors import GradprobeTypeError, describe
+from gradprobe.errors import GradprobeTypeError, GraphvizNotFoundError, describe
 from gradprobe.findings import Finding
 from gradprobe.graph import Graph, GraphSlice, Mark
 from gradprobe.render.dot import (
@@ -41,7 +41,14 @@ from gradprobe.render.dot import (
 )
 from gradprobe.render.svg import _check_path, _run, find_engine
 
-__all__ = ["finding_dot", "finding_svg", "findings_svg", "save_finding_svg", "save_findings_svg"]
+__all__ = [
+    "finding_dot",
+    "finding_svg",
+    "findings_svg",
+    "save_finding_svg",
+    "save_findings_svg",
+    "write_pictures",
+]
 
 PROBLEM = "gp-problem"
 """The SVG class of every highlighted element."""
@@ -214,6 +221,24 @@ def save_finding_svg(finding: Finding, path: str | os.PathLike[str]) -> Path:
     target = _check_path(path)
     target.write_text(finding_svg(finding), encoding="utf-8")
     return target
+
+
+def write_pictures(findings: Sequence[Finding], directory: Path, *, prefix: str = "") -> list[Path]:
+    """Each finding's picture as ``directory/<prefix><code>-<n>.svg`` (``n`` counts the
+    findings of that code from 0); DOT files instead when there is no Graphviz engine."""
+    directory.mkdir(parents=True, exist_ok=True)
+    counts: dict[str, int] = {}
+    written = []
+    for finding in findings:
+        index = counts[finding.code] = counts.get(finding.code, -1) + 1
+        path = directory / f"{prefix}{finding.code}-{index}.svg"
+        try:
+            save_finding_svg(finding, path)
+        except GraphvizNotFoundError:
+            path = path.with_suffix(".dot")
+            path.write_text(finding_dot(finding), encoding="utf-8")
+        written.append(path)
+    return written
 
 
 _SIZE = re.compile(r'<svg\b[^>]*?width="([\d.]+)pt" height="([\d.]+)pt"')
