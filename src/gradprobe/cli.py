@@ -42,6 +42,12 @@ def _parser() -> argparse.ArgumentParser:
     diagnose.add_argument(
         "--json", type=Path, metavar="PATH", help="also write the findings as JSON to PATH"
     )
+    diagnose.add_argument(
+        "--svg",
+        type=Path,
+        metavar="DIR",
+        help="also draw each finding as DIR/<code>-<n>.svg (the graph around the problem)",
+    )
     diagnose.add_argument("script", metavar="SCRIPT", help="the Python script to run")
     diagnose.add_argument(
         "args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for the script"
@@ -68,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gradprobe.errors import GradprobeError
 
         try:
-            return diagnose(args.script, args.args, json_path=args.json)
+            return diagnose(args.script, args.args, json_path=args.json, svg_dir=args.svg)
         except GradprobeError as error:
             print(error, file=sys.stderr)
             return 2

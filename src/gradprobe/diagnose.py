@@ -1,10 +1,12 @@
-"""``gradprobe diagnose [--json PATH] SCRIPT [ARGS...]``: run a script unchanged, explain it.
+"""``gradprobe diagnose [--json PATH] [--svg DIR] SCRIPT [ARGS...]``: run a script, explain it.
 
 The script runs as ``__main__`` with ``sys.argv = [SCRIPT, *ARGS]`` and its directory
 first on ``sys.path``, exactly like ``python SCRIPT ARGS``, inside :func:`gradprobe.record`.
 Its output is untouched; the findings go to stderr as a rich report, and to ``PATH`` as
 JSON when asked. The exit status is the script's own: 0, its ``sys.exit`` code, or 1 after
-an uncaught exception (whose traceback is printed first, as Python would).
+an uncaught exception (whose traceback is printed first, as Python would). With ``--svg
+DIR``, each finding's picture (``finding.to_svg()``) is written to ``DIR/GP101-0.svg``:
+its code and its index among the findings of that code.
 
 JSON shape::
 
@@ -141,10 +143,16 @@ def diagnose(
     args: Sequence[str] = (),
     *,
     json_path: str | os.PathLike[str] | None = None,
+    svg_dir: str | os.PathLike[str] | None = None,
     stream: TextIO | None = None,
 ) -> int:
-    """The ``gradprobe diagnose`` command: run, report to ``stream`` (stderr), write JSON;
-    returns the script's exit status."""
+    """The ``gradprobe diagnose`` command: run, report to ``stream`` (stderr), write JSON
+    and pictures; returns the script's exit status.
+
+    Raises:
+        GradprobeValueError: ``svg_dir`` exists and is not a directory.
+    """
+    directory = _picture_dir(svg_dir)
     from rich.console import Console
 
     from gradprobe.render.findings import findings_view
@@ -163,4 +171,22 @@ def diagnose(
         console.print(findings_view(result.findings, ok_text="gradprobe found nothing wrong"))
     if json_path is not None:
         Path(json_path).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+    if directory is not None:
+        from gradprobe.render.picture import write_pictures
+
+        written = write_pictures(result.findings, directory)
+        console.print(f"{len(written)} picture{'s' if len(written) != 1 else ''} in {directory}")
     return result.exit_code
+
+
+def _picture_dir(svg_dir: str | os.PathLike[str] | None) -> Path | None:
+    if svg_dir is None:
+        return None
+    directory = Path(svg_dir)
+    if directory.exists() and not directory.is_dir():
+        msg = (
+            f"gradprobe diagnose --svg {str(svg_dir)!r}: that is a file, not a directory. "
+            "Give a directory for the pictures (it is created if missing)."
+        )
+        raise GradprobeValueError(msg)
+    return directory
