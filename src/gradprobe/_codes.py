@@ -495,6 +495,28 @@ BUILTIN_CODES: tuple[Code, ...] = (
         "for both the optimizer and the clipping.",
     ),
     _code(
+        "GP145",
+        "module_not_registered",
+        "a module kept in a plain list or dict is not part of its model",
+        "nn.Module registers submodules assigned as attributes or held in nn.ModuleList / "
+        "nn.ModuleDict. One kept in a plain Python list, tuple or dict still runs in "
+        "forward, but model.to()/.double()/.cuda(), .parameters(), .train()/.eval() and "
+        "state_dict() never see it: its weights stay on the old device or dtype and no "
+        "optimizer built from model.parameters() trains them.",
+        "Hold such modules in nn.ModuleList or nn.ModuleDict.",
+    ),
+    _code(
+        "GP146",
+        "tensor_attribute_not_parameter",
+        "a module keeps a tensor that requires grad instead of an nn.Parameter",
+        "A tensor created with requires_grad=True and assigned to a module attribute is not "
+        "registered: model.parameters() leaves it out, so an optimizer built from it never "
+        "updates it (its .grad fills up and nothing applies it), and .to(), state_dict() "
+        "and copies of the model skip it.",
+        "Wrap it: self.w = nn.Parameter(torch.zeros(...)); for a constant use "
+        "self.register_buffer('w', ...).",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",
@@ -630,6 +652,18 @@ BUILTIN_CODES: tuple[Code, ...] = (
         "fails), and an addition passes the same gradient to both inputs.",
         "Return the new gradient from the hook (return grad * 0.5) instead of writing to it "
         "(grad.mul_(0.5)).",
+    ),
+    _code(
+        "GP310",
+        "hook_registered_repeatedly",
+        "the same hook is registered on a module again and again",
+        "register_forward_hook and its kin add a hook each time they are called; nothing "
+        "replaces the earlier one. Registering inside forward(), a training step or a loop "
+        "without removing the handle stacks hooks: every old one still runs, so a penalty "
+        "or statistic they collect is counted once per registration, and time and memory "
+        "grow with every step.",
+        "Register the hook once, outside the loop, or keep the handle and call "
+        "handle.remove() when done.",
     ),
     _code(
         "GP401",

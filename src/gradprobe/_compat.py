@@ -22,6 +22,7 @@ import torch
 
 __all__ = [
     "CUSTOM_RETURN_ERROR",
+    "DEVICE_MISMATCH",
     "DTYPE_MISMATCH",
     "FREED_ERROR",
     "HOOK_ARITY_ERROR",
@@ -107,6 +108,9 @@ DTYPE_MISMATCH = re.compile(
     r"same dtype|expected scalar type|dtype|BFloat16|Half|should be the same", re.IGNORECASE
 )
 """An error about mixed floating types (float32 with bfloat16/float16)."""
+
+DEVICE_MISMATCH = "Expected all tensors to be on the same device"
+"""Tensors on different devices met in one op (a layer .to() never reached)."""
 
 UNUSED_INPUT_ERROR = re.compile(
     r"(?:The differentiated Tensor at index (?P<index>\d+)|One of the differentiated "

@@ -45,6 +45,7 @@ class _BackwardNotes:
     taint: _TensorMap[frozenset[int]]
     leaves: _TensorMap[None]
     made_leaves: _TensorMap[SourceLine | None]
+    turned_on: _TensorMap[tuple[int, SourceLine | None]]
     in_optimizer: int
     stale: StaleGrads
     backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None
@@ -77,7 +78,7 @@ class _BackwardNotes:
                 and not isinstance(root, torch.nn.Parameter)
             ):  # backward on a leaf: nothing behind it to reach
                 self.events.leaf_backwards.append(
-                    (next(self.order), line, self.made_leaves.get(root))
+                    (next(self.order), line, self.made_leaves.get(root), self._no_grad_origin(root))
                 )
         event = Backward(next(self.order), line, _names(func), keys, bool(retain))
         self.events.backwards.append(event)
@@ -128,6 +129,24 @@ class _BackwardNotes:
         if self.check_nan:
             self._check_grads()
         return result
+
+    def _no_grad_origin(self, root: torch.Tensor) -> tuple[SourceLine | None, SourceLine | None]:
+        """For a leaf given to backward(): where gradients were turned off on the way to its
+        values (a no_grad block or decorator), and where requires_grad was then switched on
+        (the band-aid that silenced "does not require grad")."""
+        cuts = self.taint.get(root) or frozenset()
+        context = next(
+            (
+                cut.context
+                for ident in sorted(cuts)
+                if (cut := self.events.cuts.get(ident)) is not None
+                and cut.kind == "no_grad"
+                and cut.context is not None
+            ),
+            None,
+        )
+        turned = self.turned_on.get(root)
+        return context, turned[1] if turned is not None else None
 
     def _check_grads(self) -> None:
         events = self.events

@@ -244,10 +244,16 @@ class Events:
     exits: list[int] = field(default_factory=list)  # cuts whose values left torch (.numpy())
     nan_node: NodeKey | None = None  # first backward formula that made NaN/Inf from finite
     analyses: list[Any] = field(default_factory=list)  # findings made while running
-    # backward() on a leaf that requires grad: (order, backward line, where it was made)
-    leaf_backwards: list[tuple[int, SourceLine | None, SourceLine | None]] = field(
-        default_factory=list
-    )
+    # backward() on a leaf that requires grad: (order, backward line, where it was made,
+    # (the no_grad block its values came through, where requires_grad was switched on))
+    leaf_backwards: list[
+        tuple[
+            int,
+            SourceLine | None,
+            SourceLine | None,
+            tuple[SourceLine | None, SourceLine | None],
+        ]
+    ] = field(default_factory=list)
     # losses given a target that requires grad: (loss line, where the target came from, op)
     grad_targets: list[tuple[SourceLine | None, SourceLine | None, str]] = field(
         default_factory=list

@@ -158,7 +158,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         # a sample, or log_softmax entries picked by index), False for a full log_softmax
         self.log_probs = _TensorMap[bool]()
         self.samples = _TensorMap[bool]()  # sampled actions (Distribution.sample, multinomial)
-        self.cut_ids: dict[tuple[SourceLine | None, str], int] = {}
+        self.cut_ids: dict[tuple[SourceLine | None, str, SourceLine | None], int] = {}
         self.cut_storages: dict[int, int] = {}  # storage address of a cut's result -> cut
         self.no_grad_lines: list[SourceLine | None] = []  # where no_grad blocks began
         self.in_optimizer = 0
@@ -573,11 +573,12 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
 
     def _cut(self, func: Any, kind: str, line: SourceLine | None) -> int:
         op = "data" if kind == "data" else _names(func)
-        key = (line, kind)
+        # the same op line under two no_grad blocks (a helper called from both) is two cuts
+        context = self.no_grad_lines[-1] if kind == "no_grad" and self.no_grad_lines else None
+        key = (line, kind, context)
         ident = self.cut_ids.get(key)
         if ident is None:
             ident = self.cut_ids[key] = len(self.cut_ids)
-            context = self.no_grad_lines[-1] if kind == "no_grad" and self.no_grad_lines else None
             self.events.cuts[ident] = Cut(ident, next(self.order), line, op, kind, context)
         return ident
 

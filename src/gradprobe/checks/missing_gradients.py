@@ -393,7 +393,9 @@ def _flat_gradients(events: Events, modules: Sequence[torch.nn.Module]) -> list[
 def _leaf_backwards(events: Events) -> list[Finding]:
     if not events.leaf_backwards:
         return []
-    order, line, made = events.leaf_backwards[0]
+    order, line, made, (no_grad, switched) = events.leaf_backwards[0]
+    if no_grad is not None and switched is not None:
+        return [_band_aid(line, no_grad, switched)]
     earlier = [c for c in events.cuts.values() if c.kind in _LOSSY and c.order < order]
     # an argmax or comparison that lost the graph explains more than the .item() after it
     earlier = [c for c in earlier if c.kind == "non_differentiable"] or earlier
@@ -419,6 +421,26 @@ def _leaf_backwards(events: Events) -> list[Finding]:
             details={"leaf_line": made[1] if made else None},
         )
     ]
+
+
+def _band_aid(
+    line: SourceLine | None, no_grad: SourceLine | None, switched: SourceLine | None
+) -> Finding:
+    """GP115 for a loss computed with gradients off whose requires_grad was then switched
+    on so that backward() stops raising: nothing upstream trains."""
+    return make_finding(
+        "GP115",
+        message=(
+            f"backward() at {_where(line)} was called on a tensor whose values were "
+            f"computed with gradients turned off (at {_where(no_grad)}); requires_grad = "
+            f'True at {_where(switched)} silenced the error "does not require grad" by '
+            "making it a new leaf, connected to nothing, so no parameter gets a gradient. "
+            "Remove the no_grad (or @torch.no_grad()) around the training forward, and the "
+            "requires_grad line with it."
+        ),
+        locations=_locations((no_grad, "cause"), (switched, "created"), (line, "read")),
+        details={"band_aid_line": switched[1] if switched else None},
+    )
 
 
 def _grad_reads(events: Events) -> list[Finding]:
@@ -597,6 +619,8 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
             if cut is None:
                 cut = _leaf_cut(events, id(param))
             line = cut.line if cut is not None else events.parameter_lines.get(id(param))
+            if cut is not None and cut.kind == "no_grad" and cut.context is not None:
+                line = cut.context  # the `with torch.no_grad():` or decorator turned it off
             kind = (how, cut.op, cut.kind) if cut is not None else None
             if cut is None and id(param) in idle_only:
                 continue
