@@ -517,6 +517,17 @@ BUILTIN_CODES: tuple[Code, ...] = (
         "self.register_buffer('w', ...).",
     ),
     _code(
+        "GP147",
+        "eval_is_not_no_grad",
+        "an evaluation loop builds autograd graphs that are never used",
+        "model.eval() switches layers such as dropout and batch norm to their inference "
+        "behaviour; it does not turn gradients off. A loop that calls the model in eval "
+        "mode without torch.no_grad() builds a graph on every call, with every saved "
+        "activation, that no backward() ever uses: memory and time wasted, and outputs "
+        "kept in a list keep all those graphs alive.",
+        "Wrap the evaluation loop in `with torch.no_grad():` (or torch.inference_mode()).",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",

@@ -474,10 +474,13 @@ def _module_hooks(patches: Patches) -> None:
             elif module not in mode.called_inside:
                 mode.called_inside[module] = mode.outer_ref
 
-    def done(module: torch.nn.Module, _args: Any, _output: Any) -> None:
+    def done(module: torch.nn.Module, _args: Any, output: Any) -> None:
         for recording in _active.here():
             mode = recording._mode
             if mode is not None and mode.outer_module == id(module):
+                if not module.training and torch.is_grad_enabled():
+                    with suppress(Exception):
+                        _eval_graph(mode, module, output)
                 mode.outer_module = 0
                 mode.outer_ref = None
                 mode.outer_line = None
@@ -494,6 +497,23 @@ def _module_hooks(patches: Patches) -> None:
     quiet = _quiet(_GLOBAL_HOOKS_WARNING)
     quiet.__enter__()
     patches.call(lambda: quiet.__exit__(None, None, None))
+
+
+def _eval_graph(mode: RecorderMode, module: torch.nn.Module, output: Any) -> None:
+    """A top-level model called in eval mode with gradients on that returned a graph:
+    note it by the line of the call, with the eval() that switched the mode."""
+    fn = output.grad_fn if isinstance(output, torch.Tensor) else None
+    if fn is None:
+        return
+    events = mode.events
+    line = mode.outer_line
+    count, eval_line, keys = events.eval_graphs.get(line, (0, None, ()))
+    if eval_line is None and id(module) in mode.evals:
+        eval_line = mode.evals[id(module)][1]
+    if len(keys) < 16:
+        keys = (*keys, (fn.name(), fn._sequence_nr()))
+    if count or len(events.eval_graphs) < 100:
+        events.eval_graphs[line] = (count + 1, eval_line, keys)
 
 
 _MODULE_HOOKS = SharedPatches(_module_hooks)

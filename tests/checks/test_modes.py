@@ -322,3 +322,48 @@ def test_functional_dropout_left_on_in_eval_mode(tmp_path: Path, call: str, name
         ("cause", line_of(text, "h = F.dropout"))
     ]
     assert finding.module == "Net"
+
+
+def test_an_eval_loop_without_no_grad_names_the_call_and_the_eval(tmp_path: Path) -> None:
+    script = tmp_path / "val.py"
+    text = textwrap.dedent(
+        """
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+        model.eval()  # relied on
+        outputs = []
+        for _ in range(4):
+            outputs.append(model(torch.randn(3, 4)))  # builds a graph
+        print(torch.cat(outputs).argmax(1))
+        """
+    ).lstrip("\n")
+    script.write_text(text)
+    found = [f for f in diagnose_script(script).findings if f.code == "GP147"]
+    (finding,) = found
+    assert [(loc.role, loc.line) for loc in finding.locations] == [
+        ("cause", line_of(text, "builds a graph")),
+        ("cause", line_of(text, "relied on")),
+    ]
+
+
+def test_fine_tuning_in_eval_mode_is_not_an_evaluation_loop(tmp_path: Path) -> None:
+    script = tmp_path / "tune.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import torch
+            from torch import nn
+
+            model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 1))
+            model.eval()  # keep the batch-norm statistics frozen
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for _ in range(4):
+                opt.zero_grad()
+                model(torch.randn(3, 4)).pow(2).mean().backward()
+                opt.step()
+            """
+        ).lstrip("\n")
+    )
+    assert [f.code for f in diagnose_script(script).findings if f.code == "GP147"] == []

@@ -278,6 +278,11 @@ class Events:
     nonleaf_flags: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
     # the training-step protocol, latest last (bounded: the checks read local patterns)
     protocol: deque[StepEvent] = field(default_factory=lambda: deque(maxlen=_MAX_PROTOCOL))
+    # a top-level model called in eval mode with gradients on, by the calling line:
+    # (calls, the eval() line, the output nodes of the first calls)
+    eval_graphs: dict[SourceLine | None, tuple[int, SourceLine | None, tuple[NodeKey, ...]]] = (
+        field(default_factory=dict)
+    )
     # results of pure tensor ops thrown away by an expression statement: (line, op)
     discarded: list[tuple[SourceLine | None, str]] = field(default_factory=list)
     # custom Functions applied, by class name

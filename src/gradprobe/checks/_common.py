@@ -7,9 +7,7 @@ from collections.abc import Iterable
 
 import torch
 
-from gradprobe._recorder import (
-    SourceLine,
-)
+from gradprobe._recorder import Events, NodeKey, SourceLine
 from gradprobe._source import line_location
 from gradprobe.findings import Location, LocationRole
 
@@ -110,3 +108,27 @@ def attribute_line(owner: torch.nn.Module, name: str) -> SourceLine | None:
                 ):
                     return (file, item.lineno, "__init__")
     return None
+
+
+def backpropagated(events: Events, node: NodeKey | None, after: int) -> bool:
+    """Whether a backward that ran after ``after`` went through ``node`` (up through its
+    recorded consumers to the backward's root); True when the node was never recorded."""
+    if node is None or node not in events.nodes:
+        return True
+    roots = {
+        key for b in events.backwards if b.error is None and b.order > after for key in b.roots
+    }
+    if not roots:
+        return False
+    seen = {node}
+    frontier = [node]
+    while frontier and len(seen) < 200_000:
+        key = frontier.pop()
+        if key in roots:
+            return True
+        record = events.nodes.get(key)
+        for consumer in record.consumers if record is not None else ():
+            if consumer not in seen:
+                seen.add(consumer)
+                frontier.append(consumer)
+    return False

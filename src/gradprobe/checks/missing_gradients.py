@@ -24,7 +24,13 @@ from gradprobe._recorder import (
 )
 from gradprobe._source import traceback_location
 from gradprobe.checks._api import BackwardCall, Check, Run, register
-from gradprobe.checks._common import _locations, _top_modules, _where, location
+from gradprobe.checks._common import (
+    _locations,
+    _top_modules,
+    _where,
+    backpropagated,
+    location,
+)
 from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = [
@@ -504,7 +510,7 @@ def _mixes(events: Events) -> list[Finding]:
     if not any(b.error is None for b in events.backwards):
         return found
     for mix in events.mixes:
-        if mix.line in seen or not _backpropagated(events, mix.node, mix.order):
+        if mix.line in seen or not backpropagated(events, mix.node, mix.order):
             continue
         seen.add(mix.line)
         cuts = sorted((events.cuts[i] for i in mix.cuts), key=lambda c: c.order)
@@ -530,30 +536,6 @@ def _mixes(events: Events) -> list[Finding]:
             )
         )
     return found
-
-
-def _backpropagated(events: Events, node: NodeKey | None, after: int) -> bool:
-    """Whether a backward that ran after ``after`` went through ``node`` (up through its
-    recorded consumers to the backward's root); True when the node was never recorded."""
-    if node is None or node not in events.nodes:
-        return True
-    roots = {
-        key for b in events.backwards if b.error is None and b.order > after for key in b.roots
-    }
-    if not roots:
-        return False
-    seen = {node}
-    frontier = [node]
-    while frontier and len(seen) < 200_000:
-        key = frontier.pop()
-        if key in roots:
-            return True
-        record = events.nodes.get(key)
-        for consumer in record.consumers if record is not None else ():
-            if consumer not in seen:
-                seen.add(consumer)
-                frontier.append(consumer)
-    return False
 
 
 _LOSSY = frozenset({"non_differentiable", "item", "numpy", "autograd_grad"})

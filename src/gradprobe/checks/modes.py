@@ -15,10 +15,43 @@ from gradprobe._recorder import (
     SourceLine,
 )
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.checks._common import _locations, _top_modules, _where, location
+from gradprobe.checks._common import _locations, _top_modules, _where, backpropagated, location
 from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = ["EvalFreeze", "EvalModeTraining", "FunctionalDropout", "InferenceTensors"]
+
+
+@register
+class EvalWithGradients(Check):
+    """A model called again and again in eval mode with gradients on, whose graphs no
+    backward() used (GP147)."""
+
+    name = "gradprobe.modes.eval_with_gradients"
+    codes = ("GP147",)
+
+    def conclude(self, run: Run) -> Iterable[Finding]:
+        events = run.events
+        for line, (count, eval_line, keys) in events.eval_graphs.items():
+            if count < 3 or line is None:
+                continue
+            if any(backpropagated(events, key, -1) for key in keys):
+                continue
+            return (
+                make_finding(
+                    "GP147",
+                    message=(
+                        f"The model was called {count} times at {_where(line)} in eval mode "
+                        "with gradients on, and no backward() used any of those graphs: "
+                        + (f"model.eval() at {_where(eval_line)} " if eval_line else "eval() ")
+                        + "changes dropout and batch norm, it does not turn gradients off, so "
+                        "each call recorded a graph with its activations. Wrap the loop in "
+                        "`with torch.no_grad():`."
+                    ),
+                    locations=_locations((line, "cause"), (eval_line, "cause")),
+                    details={"calls": count},
+                ),
+            )
+        return ()
 
 
 @register
