@@ -677,6 +677,16 @@ BUILTIN_CODES: tuple[Code, ...] = (
         "handle.remove() when done.",
     ),
     _code(
+        "GP311",
+        "post_accumulate_hook_argument_is_the_parameter",
+        "a post-accumulate-grad hook uses its argument as if it were the gradient",
+        "Tensor.register_post_accumulate_grad_hook calls the hook with the parameter itself, "
+        "after its .grad was accumulated, not with the gradient (unlike register_hook). A "
+        "hook that treats its argument as the gradient (clips it, offloads it, sums it) "
+        "works on the weights instead.",
+        "Read the gradient from the parameter inside the hook: def hook(param): g = param.grad ...",
+    ),
+    _code(
         "GP401",
         "relu_invisible_to_saliency",
         "guided backprop cannot reach the ReLUs in part of the graph",

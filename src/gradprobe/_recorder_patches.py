@@ -47,6 +47,7 @@ from gradprobe._recorder import (
     _storage,
     _tensors,
     _user_line,
+    _uses_argument_as_gradient,
     _writes_watched,
     passes_calls_on,
 )
@@ -175,6 +176,25 @@ def _tensor_patches(p: Patches) -> None:
         return handle
 
     p.set(torch.Tensor, "register_hook", register_hook)
+
+    # Post-accumulate-grad hooks receive the parameter, not its gradient.
+    post_slot = torch.Tensor.__dict__.get("register_post_accumulate_grad_hook")
+    if post_slot is not None:
+
+        def register_post(self: torch.Tensor, hook: Any) -> Any:
+            modes = MODES.here()
+            if modes:
+                with contextlib.suppress(Exception):
+                    misuse = _uses_argument_as_gradient(hook)
+                    if misuse is not None:
+                        line = _user_line(sys._getframe(1))
+                        for mode in modes:
+                            found = mode.events.param_hooks
+                            if len(found) < 10 and all(m != misuse for m, _ in found):
+                                found.append((misuse, line))
+            return post_slot(self, hook)
+
+        p.set(torch.Tensor, "register_post_accumulate_grad_hook", register_post)
 
 
 def _note_clip(

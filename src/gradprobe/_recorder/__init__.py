@@ -49,6 +49,7 @@ from gradprobe._recorder.lines import _def_line as _def_line
 from gradprobe._recorder.lines import _just_after as _just_after
 from gradprobe._recorder.lines import _names_at as _names_at
 from gradprobe._recorder.lines import _return_line as _return_line
+from gradprobe._recorder.lines import _uses_argument_as_gradient as _uses_argument_as_gradient
 from gradprobe._recorder.mode import RecorderMode
 from gradprobe._recorder.ops import _CUSTOM_NODE as _CUSTOM_NODE
 from gradprobe._recorder.patching import _WATCHED as _WATCHED

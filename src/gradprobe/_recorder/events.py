@@ -283,6 +283,9 @@ class Events:
     eval_graphs: dict[SourceLine | None, tuple[int, SourceLine | None, tuple[NodeKey, ...]]] = (
         field(default_factory=dict)
     )
+    # post-accumulate-grad hooks that use their argument (the parameter) as the gradient:
+    # (where the hook does, where it was registered)
+    param_hooks: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
     # results of pure tensor ops thrown away by an expression statement: (line, op)
     discarded: list[tuple[SourceLine | None, str]] = field(default_factory=list)
     # custom Functions applied, by class name

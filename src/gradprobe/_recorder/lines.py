@@ -193,3 +193,80 @@ def _result_discarded(frame: Any) -> bool:
                 found.add(call.offset)
         offsets = _DISCARDING[code] = frozenset(found)
     return frame.f_lasti in offsets
+
+
+# tensor methods that use a tensor's values (a gradient mistaken for its parameter)
+_VALUE_USES = frozenset(
+    [
+        "detach",
+        "to",
+        "clone",
+        "mul",
+        "mul_",
+        "add",
+        "add_",
+        "div",
+        "div_",
+        "sub",
+        "sub_",
+        "clamp",
+        "clamp_",
+        "copy_",
+        "norm",
+        "abs",
+        "sum",
+        "mean",
+        "float",
+        "double",
+        "half",
+        "cpu",
+        "cuda",
+        "sign",
+        "sign_",
+        "pow",
+        "neg",
+        "zero_",
+        "fill_",
+        "lerp_",
+        "addcmul_",
+    ]
+)
+
+
+def _uses_argument_as_gradient(function: Any) -> SourceLine | None:
+    """For a ``register_post_accumulate_grad_hook`` hook: the first line that uses its
+    argument's values as if it were the gradient (``grad.detach()``, ``g * 0.5``, a
+    ``torch`` call on it) while the hook never reads ``<arg>.grad``; None otherwise."""
+    import ast
+    import inspect
+
+    code = getattr(function, "__code__", None)
+    if not isinstance(code, CodeType) or code.co_argcount < 1:
+        return None
+    try:
+        lines, start = inspect.getsourcelines(code)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, ast.FunctionDef | ast.Lambda):
+        return None
+    name = code.co_varnames[0]
+    first: int | None = None
+    for item in ast.walk(node):
+        if isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name):
+            if item.value.id != name:
+                continue
+            if item.attr == "grad":
+                return None  # reads the gradient from the parameter: understood
+            if item.attr in _VALUE_USES and (first is None or item.lineno < first):
+                first = item.lineno
+        elif isinstance(item, ast.BinOp | ast.AugAssign):
+            operands = (item.left, item.right) if isinstance(item, ast.BinOp) else (item.value,)
+            if any(isinstance(o, ast.Name) and o.id == name for o in operands) and (
+                first is None or item.lineno < first
+            ):
+                first = item.lineno
+    if first is None:
+        return None
+    return (code.co_filename, start + first - 1, code.co_name)

@@ -18,7 +18,7 @@ from gradprobe.hooks._arity import wrong_arity
 from gradprobe.hooks._inplace import hook_writes
 from gradprobe.hooks._probe import HookProbe
 
-__all__ = ["HookRegistrations", "HookResults", "HookWrites"]
+__all__ = ["HookRegistrations", "HookResults", "HookWrites", "ParameterHooks"]
 
 
 @register
@@ -33,6 +33,32 @@ class HookWrites(Check):
         if not events.hook_writes:
             return ()
         return hook_writes(events.hook_writes, events.tensor_hooks, location)
+
+
+@register
+class ParameterHooks(Check):
+    """A post-accumulate-grad hook that uses its argument, the parameter, as the gradient
+    (GP311)."""
+
+    name = "gradprobe.hooks.parameter_hooks"
+    codes = ("GP311",)
+
+    def conclude(self, run: Run) -> Iterable[Finding]:
+        return [
+            make_finding(
+                "GP311",
+                message=(
+                    "The hook registered with register_post_accumulate_grad_hook"
+                    + (f" at {_where(registered)}" if registered else "")
+                    + f" uses its argument's values at {_where(misuse)} as if it were the "
+                    "gradient, and never reads its .grad: these hooks are called with the "
+                    "parameter itself, so it works on the weights. Read param.grad inside "
+                    "the hook."
+                ),
+                locations=_locations((misuse, "cause"), (registered, "registered")),
+            )
+            for misuse, registered in run.events.param_hooks[:1]
+        ]
 
 
 @register
