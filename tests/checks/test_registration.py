@@ -170,3 +170,28 @@ def test_the_no_grad_block_that_made_the_value_is_named(tmp_path: Path) -> None:
     assert [r for r in roles(finding) if r[0] == "cause"] == [
         ("cause", line_of(text, "feeds backward"))
     ]
+
+
+def test_an_optimizer_left_holding_replaced_parameters_is_named(tmp_path: Path) -> None:
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        torch.__future__.set_overwrite_module_params_on_conversion(True)
+        try:
+            model = nn.Sequential(nn.Linear(4, 2))
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)  # before the move
+            model.to(torch.float64)  # new Parameter objects
+            for _ in range(2):
+                opt.zero_grad()
+                model(torch.randn(3, 4, dtype=torch.float64)).sum().backward()
+                opt.step()
+        finally:
+            torch.__future__.set_overwrite_module_params_on_conversion(False)
+        """,
+    )
+    (finding,) = [f for f in found if f.code == "GP116"]
+    assert roles(finding) == [("cause", line_of(text, "before the move"))]
+    assert finding.details["orphaned"] == 2

@@ -202,6 +202,32 @@ def optimizer_coverage(
         else:
             order = events.module_orders.get(id(module))
             earlier = [m for m in made if order is not None and m[0] < order]
+            orphaned = _orphans(events, optimizers, tops)
+            if not earlier and orphaned:
+                # the optimizer holds tensors the model no longer has: the model's
+                # parameters were replaced after it collected them (.to() installing new
+                # Parameter objects, a load that reassigns them)
+                where = orphaned[0]
+                message = (
+                    f"{', '.join(missed)} of the {kind} made at {_where(line)} get gradients "
+                    f"but no optimizer holds them: the optimizer built at {_where(where)} "
+                    f"holds {len(orphaned[1])} tensors that are no longer in the model. Its "
+                    "parameters were replaced by new Parameter objects after the optimizer "
+                    "collected them (model.to(device) with parameters overwritten on "
+                    "conversion, as on XLA; a reassignment), so the optimizer steps tensors "
+                    "nothing uses. Build the optimizer after moving the model."
+                )
+                found.append(
+                    make_finding(
+                        "GP116",
+                        message=message,
+                        module=kind,
+                        parameter=missed[0],
+                        locations=_locations((where, "cause")),
+                        details={"parameters": missed, "orphaned": len(orphaned[1])},
+                    )
+                )
+                break
             if not earlier:
                 continue  # built before the optimizer and left out: a choice, not this bug
             if not any(
@@ -231,6 +257,24 @@ def optimizer_coverage(
             )
         )
     return found
+
+
+def _orphans(
+    events: Events, optimizers: Sequence[Any], tops: Sequence[torch.nn.Module]
+) -> tuple[SourceLine | None, list[int]] | None:
+    """The first optimizer holding parameters that none of the models has any more, with
+    its line and those tensors' ids."""
+    alive = {id(p) for top in tops for p in top.parameters()}
+    for opt in optimizers:
+        gone = [
+            id(p)
+            for group in opt.param_groups
+            for p in group["params"]
+            if isinstance(p, torch.nn.Parameter) and id(p) not in alive
+        ]
+        if gone and len(gone) == sum(len(g["params"]) for g in opt.param_groups):
+            return events.optimizer_lines.get(id(opt), (0, None))[1], gone
+    return None
 
 
 def _made_in_forward(
