@@ -687,6 +687,17 @@ BUILTIN_CODES: tuple[Code, ...] = (
         "Read the gradient from the parameter inside the hook: def hook(param): g = param.grad ...",
     ),
     _code(
+        "GP312",
+        "backward_hook_returns_grad_output",
+        "a module backward hook returns values built from grad_output",
+        "What a module backward hook (register_full_backward_hook) returns replaces "
+        "grad_input, the gradient with respect to the module's inputs. A hook that returns "
+        "a clipped or scaled grad_output hands every earlier layer the output gradient "
+        "instead; when the shapes agree nothing raises.",
+        "Build the return value from grad_input (tuple(g.clamp(-1, 1) for g in grad_input)), "
+        "or return None and only read.",
+    ),
+    _code(
         "GP401",
         "relu_invisible_to_saliency",
         "guided backprop cannot reach the ReLUs in part of the graph",

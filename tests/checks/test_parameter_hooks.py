@@ -56,3 +56,30 @@ model(torch.randn(3, 4)).sum().backward()
 """,
     )
     assert [f.code for f in found if f.code == "GP311"] == []
+
+
+def test_a_backward_hook_returning_grad_output_is_named(tmp_path: Path) -> None:
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        net = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 4))
+
+        def clip(module, grad_input, grad_output):
+            return tuple(g.clamp(-1, 1) for g in grad_output)  # the wrong tuple
+
+        def clip_right(module, grad_input, grad_output):
+            return tuple(None if g is None else g.clamp(-1, 1) for g in grad_input)
+
+        net[2].register_full_backward_hook(clip)  # registered
+        net[0].register_full_backward_hook(clip_right)
+        net(torch.randn(2, 4, requires_grad=True)).sum().backward()
+        """,
+    )
+    (finding,) = [f for f in found if f.code == "GP312"]
+    assert roles(finding) == [
+        ("cause", line_of(text, "the wrong tuple")),
+        ("registered", line_of(text, "# registered")),
+    ]

@@ -126,6 +126,8 @@ class HookProbe:
         self._wrapped: OrderedDict[int, tuple[weakref.ref[torch.Tensor], int]] = OrderedDict()
         # registration index -> (the hook table's weak ref, the hook's key in it)
         self._handles: dict[int, tuple[Any, int]] = {}
+        # backward hooks that return values made from grad_output: (return line, who)
+        self._output_returns: list[tuple[Line, Registration]] = []
 
     # -- Probe protocol ---------------------------------------------------------------------
 
@@ -158,7 +160,31 @@ class HookProbe:
             found.extend(self._inplace_findings(error))
         found.extend(self._dict_findings())
         found.extend(self._repeated_findings())
+        found.extend(self._output_return_findings())
         return found
+
+    def _output_return_findings(self) -> Iterator[Finding]:
+        """GP312: a module backward hook whose return value, which replaces grad_input, is
+        built from grad_output."""
+        for line, registration in self._output_returns[:1]:
+            yield make_finding(
+                "GP312",
+                message=(
+                    f"The backward hook {registration.hook!r}"
+                    + (f" on {registration.module}" if registration.module else "")
+                    + f" returns, at line {line[1]}, values built from grad_output. What a "
+                    "module backward hook returns replaces grad_input, the gradient with "
+                    "respect to the module's inputs, so every layer before it receives the "
+                    "output gradient instead (no error when the shapes agree). Build the "
+                    "return value from grad_input, or return None to leave it unchanged."
+                ),
+                module=registration.module,
+                locations=[
+                    loc
+                    for loc in (location(line, "cause"), location(registration.line, "registered"))
+                    if loc is not None
+                ],
+            )
 
     def _repeated_findings(self) -> Iterator[Finding]:
         """GP310: one line registering hooks on the same module again and again, the
@@ -216,6 +242,11 @@ class HookProbe:
         self.registrations.append(registration)
         with contextlib.suppress(AttributeError):  # where it lives: is it still attached?
             self._handles[registration.index] = (handle.hooks_dict_ref, handle.id)
+        if kind in ("backward", "backward_legacy"):
+            with contextlib.suppress(Exception):
+                returned = _returns_grad_output(hook)
+                if returned is not None and len(self._output_returns) < 10:
+                    self._output_returns.append((returned, registration))
         if kind in ("backward", "backward_legacy", "global_backward", "global_backward_legacy"):
             table = handle.hooks_dict_ref()
             if table is not None and handle.id in table:
@@ -689,3 +720,28 @@ def _warn_from_caller(original: Callable[..., None], caller: FrameType, *args: A
             registry=globals_.setdefault("__warningregistry__", {}),
             module_globals=globals_,
         )
+
+
+def _returns_grad_output(hook: Any) -> Line | None:
+    """The ``return`` of a module backward hook ``(module, grad_input, grad_output)`` whose
+    value reads grad_output and not grad_input; None for any other hook."""
+    import ast
+    import inspect
+    import textwrap
+
+    code = getattr(inspect.unwrap(hook), "__code__", None)
+    if code is None or code.co_argcount < 3 or not is_user_file(code.co_filename):
+        return None
+    names = code.co_varnames[:3]
+    offset = 1 if names[0] == "self" else 0
+    if code.co_argcount < 3 + offset:
+        return None
+    grad_input, grad_output = code.co_varnames[1 + offset], code.co_varnames[2 + offset]
+    lines, start = inspect.getsourcelines(code)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Return) and node.value is not None:
+            read = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            if grad_output in read and grad_input not in read:
+                return (code.co_filename, start + node.lineno - 1, code.co_name)
+    return None
