@@ -528,6 +528,17 @@ BUILTIN_CODES: tuple[Code, ...] = (
         "Wrap the evaluation loop in `with torch.no_grad():` (or torch.inference_mode()).",
     ),
     _code(
+        "GP148",
+        "tie_broken_by_reassignment",
+        "a parameter shared by two modules was replaced on one of them",
+        "Tying weights by assignment (self.out.weight = self.embed.weight) makes both "
+        "modules hold one Parameter. Assigning a new Parameter to one side later (loading "
+        "pretrained embeddings by `emb.weight = other.weight`) replaces it there only: the "
+        "other module keeps the old one, so the two are no longer tied and train apart.",
+        "Write new values into the shared parameter in place (with torch.no_grad(): "
+        "emb.weight.copy_(pretrained)), or tie again after the assignment.",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",

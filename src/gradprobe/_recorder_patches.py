@@ -197,6 +197,47 @@ def _tensor_patches(p: Patches) -> None:
         p.set(torch.Tensor, "register_post_accumulate_grad_hook", register_post)
 
 
+def _note_retie(
+    modes: tuple[RecorderMode, ...],
+    module: torch.nn.Module,
+    name: str,
+    old: torch.nn.Parameter,
+    caller: FrameType,
+) -> None:
+    """``module.<name>`` got a new Parameter while another module still holds the old one:
+    the tie that assignment made is broken (the other side keeps training the old one)."""
+    import gc
+
+    # a search through every object: a handful per run (load_state_dict(assign=True)
+    # replaces every parameter)
+    mode = modes[0]
+    mode.retie_searches += 1
+    if mode.retie_searches > 20:
+        return
+    for table in gc.get_referrers(old):
+        if not isinstance(table, dict) or table is module.__dict__.get("_parameters"):
+            continue
+        key = next((k for k, v in table.items() if v is old), None)
+        if key is None:
+            continue
+        for owner in gc.get_referrers(table):
+            holder = owner if isinstance(owner, torch.nn.Module) else None
+            if holder is None and isinstance(owner, dict):  # the module's __dict__
+                holder = next(
+                    (o for o in gc.get_referrers(owner) if isinstance(o, torch.nn.Module)),
+                    None,
+                )
+            if holder is None or holder is module:
+                continue
+            line = _user_line(caller)
+            for mode in modes:
+                if len(mode.events.broken_ties) < 10:
+                    mode.events.broken_ties.append(
+                        (line, name, type(holder).__name__, key, type(module).__name__)
+                    )
+            return
+
+
 def _note_clip(
     modes: tuple[RecorderMode, ...], args: tuple[Any, ...], kwargs: dict[str, Any], caller: Any
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -290,6 +331,23 @@ def _on_setattr(
 
 
 def _module_patches(p: Patches) -> None:
+    # Re-tying: a Parameter replaced on one module while another module still holds the
+    # old one (weights tied by assignment, then one side reassigned).
+    module_setattr = torch.nn.Module.__setattr__
+
+    def setattr_module(self: torch.nn.Module, name: str, value: Any) -> None:
+        old = None
+        if isinstance(value, torch.nn.Parameter):
+            old = self.__dict__.get("_parameters", {}).get(name)
+        module_setattr(self, name, value)
+        if old is not None and old is not value:
+            modes = MODES.here()
+            if modes:
+                with contextlib.suppress(Exception):
+                    _note_retie(modes, self, name, old, sys._getframe(1))
+
+    p.set(torch.nn.Module, "__setattr__", setattr_module)
+
     # Module construction: where an nn.ReLU(inplace=True) that later overwrites a saved
     # tensor was built.
     module_init = torch.nn.Module.__init__

@@ -195,3 +195,31 @@ def test_an_optimizer_left_holding_replaced_parameters_is_named(tmp_path: Path) 
     (finding,) = [f for f in found if f.code == "GP116"]
     assert roles(finding) == [("cause", line_of(text, "before the move"))]
     assert finding.details["orphaned"] == 2
+
+
+def test_reassigning_one_side_of_a_tie_is_named(tmp_path: Path) -> None:
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        class LM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(10, 4)
+                self.proj = nn.Linear(4, 10, bias=False)
+                self.proj.weight = self.emb.weight  # tied
+
+            def forward(self, x):
+                return self.proj(self.emb(x))
+
+        model, other = LM(), nn.Embedding(10, 4)
+        model.emb.weight = other.weight  # breaks the tie
+        model.proj.weight = model.proj.weight  # the same object again: nothing replaced
+        model(torch.tensor([1, 2])).sum().backward()
+        """,
+    )
+    (finding,) = [f for f in found if f.code == "GP148"]
+    assert roles(finding) == [("cause", line_of(text, "breaks the tie"))]
+    assert finding.details["still_held_by"] == "Linear.weight"

@@ -286,6 +286,9 @@ class Events:
     # post-accumulate-grad hooks that use their argument (the parameter) as the gradient:
     # (where the hook does, where it was registered)
     param_hooks: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
+    # a Parameter replaced on a module while another module kept the old one (a broken
+    # tie): (line, attribute, the other module's type, its attribute, this module's type)
+    broken_ties: list[tuple[SourceLine | None, str, str, str, str]] = field(default_factory=list)
     # results of pure tensor ops thrown away by an expression statement: (line, op)
     discarded: list[tuple[SourceLine | None, str]] = field(default_factory=list)
     # custom Functions applied, by class name

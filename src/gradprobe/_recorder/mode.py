@@ -193,6 +193,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         self.wrapped_hooks: list[tuple[Any, int, Any]] = []
         # storages of running statistics an evaluation-mode batch norm saved for backward
         self.eval_saved_stats: set[int] = set()
+        self.retie_searches = 0  # parameters replaced on a module, searched for a tie
 
     # -- the hot path ------------------------------------------------------------------------
 

@@ -126,6 +126,31 @@ class TensorAttributes(Check):
 
 
 @register
+class BrokenTies(Check):
+    """A parameter tied by assignment, replaced on one side only (GP148)."""
+
+    name = "gradprobe.parameters.broken_ties"
+    codes = ("GP148",)
+
+    def conclude(self, run: Run) -> Iterable[Finding]:
+        return [
+            make_finding(
+                "GP148",
+                message=(
+                    f"At {_where(line)} {kind}.{name} got a new Parameter, but the one it "
+                    f"replaces is still held by {other}.{other_name}: the two were tied and "
+                    f"are not any more. {other}.{other_name} keeps training the old tensor. "
+                    "Copy the new values into the shared parameter in place (with "
+                    f"torch.no_grad(): {name}.copy_(...)), or tie again after this line."
+                ),
+                locations=_locations((line, "cause")),
+                details={"attribute": name, "still_held_by": f"{other}.{other_name}"},
+            )
+            for line, name, other, other_name, kind in run.events.broken_ties[:1]
+        ]
+
+
+@register
 class FreezeTypos(Check):
     """Freezing that does nothing: an attribute typo (``requires_gard``) or
     ``requires_grad = False`` set on a copy of the parameter (GP111)."""
