@@ -154,6 +154,9 @@ class WatchSession:
 
     Results stay readable after :meth:`close` as plain data: :attr:`history`,
     :meth:`findings`, :meth:`report`, :meth:`to_json`, :meth:`gradient_flow`.
+    ``print(session)`` (``str``) is the report as plain text 80 columns wide;
+    :meth:`report` prints it with rich. A session is always true, open or closed, with or
+    without findings: ask ``session.findings()``.
 
     Example:
         >>> import torch
@@ -670,6 +673,11 @@ class WatchSession:
         from gradprobe.render.watch import watch_report
 
         yield watch_report(self._report_data())
+
+    def __str__(self) -> str:
+        from gradprobe.render.watch import watch_text
+
+        return str(watch_text(self._report_data()))
 
     def _report_data(self) -> Any:
         from gradprobe.render.watch import ReportData

@@ -1,4 +1,5 @@
-"""Terminal views (rich) of findings. Consumes :class:`~gradprobe.findings.Finding` data only."""
+"""Views of findings: rich panels for terminals, and the same rows as plain text for
+``str()`` and logs. Consumes :class:`~gradprobe.findings.Finding` data only."""
 
 from __future__ import annotations
 
@@ -16,15 +17,13 @@ if TYPE_CHECKING:
 
     from gradprobe.findings import Finding
 
-__all__ = ["finding_panel", "findings_view"]
+__all__ = ["finding_panel", "finding_rows", "findings_text", "findings_view"]
 
 
-def finding_panel(finding: Finding) -> RenderableType:
-    """One finding as a panel: code and title, the message, what is involved, the fix."""
-    body = Table.grid(padding=(0, 2))
-    body.add_column(style="bold")
-    body.add_column()
-    body.add_row("what", Text(finding.message))
+def finding_rows(finding: Finding, *, short_paths: bool = True) -> list[tuple[str, str]]:
+    """``(label, text)`` pairs shown for ``finding``: the message, what is involved, each
+    location (its source line on a second line), the fix and the docs page."""
+    rows = [("what", finding.message)]
     for label, value in (
         ("tensor", finding.tensor),
         ("node", finding.node),
@@ -32,17 +31,28 @@ def finding_panel(finding: Finding) -> RenderableType:
         ("parameter", finding.parameter),
     ):
         if value:
-            body.add_row(label, Text(value))
+            rows.append((label, value))
     for location in finding.locations:
-        where = f"{_short(location.file)}:{location.line}"
+        where = f"{_short(location.file) if short_paths else location.file}:{location.line}"
         if location.function:
             where += f" in {location.function}"
         if location.text:
             where += f"\n  {location.text}"
-        body.add_row(location.role, Text(where))
+        rows.append((location.role, where))
     if finding.hint:
-        body.add_row("fix", Text(finding.hint, style="green"))
-    body.add_row("docs", Text(finding.doc, style="dim"))
+        rows.append(("fix", finding.hint))
+    rows.append(("docs", finding.doc))
+    return rows
+
+
+def finding_panel(finding: Finding) -> RenderableType:
+    """One finding as a panel: code and title, the message, what is involved, the fix."""
+    body = Table.grid(padding=(0, 2))
+    body.add_column(style="bold")
+    body.add_column()
+    for label, text in finding_rows(finding):
+        style = "green" if label == "fix" else "dim" if label == "docs" else ""
+        body.add_row(label, Text(text, style=style))
     title = Text.assemble(
         (finding.code, "bold red"), " ", (finding.kind, "bold"), f" — {finding.title}"
     )
@@ -54,6 +64,37 @@ def findings_view(findings: Sequence[Finding], *, ok_text: str = "no findings") 
     if not findings:
         return Text(f"✓ {ok_text}", style="green")
     return Group(*(finding_panel(finding) for finding in findings))
+
+
+def findings_text(findings: Sequence[Finding], *, header: str) -> str:
+    """``header``, then each finding as plain text: its code, kind and title on one line,
+    then the rows of :func:`finding_rows` indented below it (absolute paths, no colour, no
+    wrapping: what ``print(recording)`` shows and logs keep).
+
+    Example:
+        >>> from gradprobe.findings import Location, make_finding
+        >>> here = Location("/src/train.py", 12, "cause", "main", "loss = out.sum()")
+        >>> found = make_finding("GP104", message="The root has no grad_fn.",
+        ...                      locations=[here])
+        >>> print(findings_text([found], header="1 finding"))  # doctest: +ELLIPSIS
+        1 finding
+        GP104 backward_without_grad_fn — backward on a tensor that does not require grad
+          what   The root has no grad_fn.
+          cause  /src/train.py:12 in main
+                   loss = out.sum()
+          fix    ...
+          docs   docs/findings/gp104.md
+    """
+    lines = [header]
+    for finding in findings:
+        lines.append(f"{finding.code} {finding.kind} — {finding.title}")
+        rows = finding_rows(finding, short_paths=False)
+        width = max(len(label) for label, _ in rows)
+        for label, text in rows:
+            first, *rest = text.split("\n")
+            lines.append(f"  {label:<{width}}  {first}")
+            lines.extend(f"  {'':<{width}}  {more}" for more in rest)
+    return "\n".join(lines)
 
 
 def _short(path: str) -> str:

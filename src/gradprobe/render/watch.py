@@ -15,7 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from gradprobe.render.findings import findings_view
+from gradprobe.render.findings import findings_text, findings_view
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from gradprobe._watch.records import GradRecord, OutputRecord, StepRecord, TensorStats
     from gradprobe.findings import Finding
 
-__all__ = ["ReportData", "watch_report"]
+__all__ = ["ReportData", "watch_report", "watch_text"]
 
 MAX_ROWS = 12
 
@@ -161,18 +161,43 @@ def _parameter_table(record: StepRecord, flagged: set[str], limit: int) -> tuple
     return table, max(len(rows) - limit, 0)
 
 
-def watch_report(data: ReportData, *, max_rows: int = MAX_ROWS) -> RenderableType:
-    """Header, findings, the activation and parameter tables, and notes."""
+def _header(data: ReportData) -> Text:
     steps = f"{data.steps} step" + ("" if data.steps == 1 else "s")
     sampled = "every step" if data.sample_every == 1 else f"every {data.sample_every} steps"
-    parts: list[RenderableType] = [
-        Text.assemble(
-            ("watch ", "bold"),
-            (data.model, "bold"),
-            f" ({data.state}): {steps}, full statistics {sampled}",
-        ),
+    return Text.assemble(
+        ("watch ", "bold"),
+        (data.model, "bold"),
+        f" ({data.state}): {steps}, full statistics {sampled}",
+    )
+
+
+def watch_report(data: ReportData, *, max_rows: int = MAX_ROWS) -> RenderableType:
+    """Header, findings, the activation and parameter tables, and notes."""
+    return Group(
+        _header(data),
         findings_view(list(data.findings), ok_text="no findings"),
-    ]
+        *_statistics(data, max_rows),
+    )
+
+
+def watch_text(data: ReportData, *, width: int = 80, max_rows: int = MAX_ROWS) -> str:
+    """The report as plain text ``width`` columns wide (``str(session)``): the findings as
+    :func:`~gradprobe.render.findings.findings_text` writes them, then the tables."""
+    from gradprobe.render.text import to_text
+
+    count = len(data.findings)
+    found = f"{count} finding{'' if count == 1 else 's'}" if count else "no findings"
+    lines = [findings_text(data.findings, header=f"{_header(data).plain}; {found}")]
+    statistics = _statistics(data, max_rows)
+    if statistics:
+        text = to_text(Group(*statistics), width=width)
+        lines.extend(line.rstrip() for line in text.rstrip().splitlines())
+    return "\n".join(lines)
+
+
+def _statistics(data: ReportData, max_rows: int) -> list[RenderableType]:
+    """The activation and parameter tables of the latest steps that have them, and notes."""
+    parts: list[RenderableType] = []
     flagged_modules = {f.module for f in data.findings if f.module and f.code != "GP107"}
     flagged_params = {f.parameter for f in data.findings if f.parameter}
     for finding in data.findings:
@@ -183,12 +208,12 @@ def watch_report(data: ReportData, *, max_rows: int = MAX_ROWS) -> RenderableTyp
         table, more = _activation_table(activations, flagged_modules, max_rows)
         parts.append(table)
         if more:
-            parts.append(Text(f"… {more} more rows", style="dim"))
+            parts.append(Text(f"({more} more rows not shown)", style="dim"))
     parameters = _latest(data.records, "parameters")
     if parameters is not None:
         table, more = _parameter_table(parameters, {p for p in flagged_params if p}, max_rows)
         parts.append(table)
         if more:
-            parts.append(Text(f"… {more} more rows", style="dim"))
+            parts.append(Text(f"({more} more rows not shown)", style="dim"))
     parts.extend(Text(f"note: {note}", style="yellow") for note in data.notes)
-    return Group(*parts)
+    return parts
