@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from gradprobe._paths import unwritable
 from gradprobe._record import record
 from gradprobe._source import is_gradprobe_file
 from gradprobe.errors import GradprobeValueError
@@ -144,11 +145,25 @@ def diagnose(
     stream: TextIO | None = None,
 ) -> int:
     """The ``gradprobe diagnose`` command: run, report to ``stream`` (stderr), write JSON;
-    returns the script's exit status."""
+    returns the script's exit status (or 2 if it succeeded but the JSON could not be
+    written).
+
+    Raises:
+        GradprobeValueError: ``json_path`` cannot be written, or ``script`` is not a file;
+            checked before the script runs.
+    """
     from rich.console import Console
 
     from gradprobe.render.findings import findings_view
 
+    if json_path is not None:
+        problem = unwritable(json_path)
+        if problem is not None:
+            msg = (
+                f"gradprobe diagnose: cannot write the JSON report to {str(json_path)!r}: "
+                f"{problem}; nothing was run."
+            )
+            raise GradprobeValueError(msg)
     result = diagnose_script(script, args)
     console = Console(file=stream or sys.stderr, highlight=False)
     console.rule(f"gradprobe diagnose {Path(result.script).name}")
@@ -162,5 +177,14 @@ def diagnose(
     else:
         console.print(findings_view(result.findings, ok_text="gradprobe found nothing wrong"))
     if json_path is not None:
-        Path(json_path).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+        try:
+            Path(json_path).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+        except OSError as error:  # checked before the run; the disk changed since
+            console.print(
+                f"gradprobe diagnose: could not write the JSON report to {str(json_path)!r}: "
+                f"{error.strerror or error}",
+                style="red",
+                markup=False,
+            )
+            return result.exit_code or 2
     return result.exit_code
