@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 from torch import nn
 
@@ -27,7 +28,10 @@ def _data_write_recording() -> gradprobe.Recording:
     return rec
 
 
-def test_print_of_a_recording_shows_each_findings_code_title_and_cause_line() -> None:
+def test_print_of_a_recording_shows_each_findings_code_title_and_cause_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # no wrapping: one line per row
     rec = _data_write_recording()
     (finding,) = rec.findings
     text = str(rec)
@@ -78,7 +82,8 @@ def test_every_report_object_is_true_whatever_it_found() -> None:
     assert session.findings() == [] and bool(session) is True
 
 
-def test_print_of_a_check_report_lists_its_findings() -> None:
+def test_print_of_a_check_report_lists_its_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
     x = torch.ones(3, requires_grad=True)
     y = x * 2
     loss = (y * y).sum()
@@ -93,7 +98,10 @@ def test_print_of_a_check_report_lists_its_findings() -> None:
     assert str(clean) == "gradprobe.check: ok, backward() should run (3 nodes checked)"
 
 
-def test_print_of_a_watch_session_is_its_report_in_80_columns() -> None:
+def test_print_of_a_watch_session_is_its_report_in_80_columns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
     with gradprobe.watch(model, sample_every=1) as session:
         out = model(torch.ones(2, 3))
@@ -112,3 +120,18 @@ def test_print_of_a_watch_session_is_its_report_in_80_columns() -> None:
     # the last layer's bias gradient is d(sum)/d(bias) = batch size = 2
     assert rows["2.bias"][2] == "2"
     assert set(rows) == {"0.weight", "0.bias", "2.weight", "2.bias"}
+
+
+def test_print_of_a_recording_wraps_at_spaces_to_the_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rec = _data_write_recording()
+    (finding,) = rec.findings
+    for columns in (80, 120):
+        monkeypatch.setenv("COLUMNS", str(columns))
+        text = str(rec)
+        for line in text.splitlines():  # only a path longer than a line may stick out
+            assert len(line) <= columns or any(len(w) > columns // 2 for w in line.split())
+        words = " ".join(text.split())
+        assert finding.message in words and finding.hint in words  # nothing cut
+        assert f"{finding.code} {finding.kind} — {finding.title}" in words

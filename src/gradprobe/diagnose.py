@@ -166,7 +166,11 @@ def diagnose(
             raise GradprobeValueError(msg)
     result = diagnose_script(script, args)
     console = Console(file=stream or sys.stderr, highlight=False)
-    console.rule(f"gradprobe diagnose {Path(result.script).name}")
+    heading = f"gradprobe diagnose {Path(result.script).name}"
+    if len(heading) + 6 <= console.width:
+        console.rule(heading)
+    else:  # a rule would cut the script's name
+        console.print(heading, style="bold", markup=False)
     failed = result.error is not None and result.exit_code != 0
     if failed and not result.findings:
         console.print(

@@ -154,9 +154,9 @@ class WatchSession:
 
     Results stay readable after :meth:`close` as plain data: :attr:`history`,
     :meth:`findings`, :meth:`report`, :meth:`to_json`, :meth:`gradient_flow`.
-    ``print(session)`` (``str``) is the report as plain text 80 columns wide;
-    :meth:`report` prints it with rich. A session is always true, open or closed, with or
-    without findings: ask ``session.findings()``.
+    ``print(session)`` (``str``) is the report as plain text as wide as the terminal (80 in
+    a pipe); :meth:`report` prints it with rich. A session is always true, open or closed,
+    with or without findings: ask ``session.findings()``.
 
     Example:
         >>> import torch
