@@ -572,6 +572,22 @@ def test_module_selection_by_glob_and_type() -> None:
         ({"step_on": "epoch"}, GradprobeValueError, "step_on"),
         ({"step_on": "optimizer"}, GradprobeValueError, "pass optimizer"),
         ({"optimizer": object()}, GradprobeTypeError, "torch.optim.Optimizer"),
+        (
+            {"optimizer": torch.optim.SGD},
+            GradprobeTypeError,
+            (
+                r"needs an optimizer instance, got the class torch.optim.sgd.SGD; create it "
+                r"first: optimizer=SGD\(model.parameters\(\), lr=...\)"
+            ),
+        ),
+        (
+            {"modules": 5},
+            GradprobeTypeError,
+            (
+                r"watch\(modules=...\) takes a glob pattern on module names, an nn.Module "
+                r"subclass, or a list of them, got 5"
+            ),
+        ),
         ({"exploding": -1.0}, GradprobeValueError, "exploding"),
         ({"vanishing": 1e5}, GradprobeValueError, "must be below"),
         ({"dead_relu": 0}, GradprobeValueError, "dead_relu"),
@@ -909,3 +925,38 @@ def test_a_container_whose_forward_never_runs_says_how_to_end_steps() -> None:
     assert s.steps == 3
     assert not s.notes
     assert not [f for f in s.findings() if f.code == "GP107"]
+
+
+def test_report_refuses_what_is_not_a_console() -> None:
+    model = nn.Linear(2, 1)
+    with watch(model) as session:
+        model(torch.ones(1, 2)).sum().backward()
+    with pytest.raises(
+        GradprobeTypeError, match=r"report\(console=...\) takes a rich.console.Console, got 5"
+    ):
+        session.report(console=5)  # type: ignore[arg-type]
+    console = Console(file=io.StringIO(), width=100)
+    session.report(console=console)
+    assert "parameter gradients at step 0" in console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_names_that_look_like_rich_markup_are_shown_as_written() -> None:
+    model = nn.Sequential()
+    model.add_module("[/]", nn.Linear(3, 4))
+    model.add_module("[bold red]act", nn.ReLU())
+    model.add_module("[link=https://example]head", nn.Linear(4, 1))
+    model.register_parameter("[i]offset", nn.Parameter(torch.zeros(1)))
+    with watch(model, sample_every=1) as session:
+        out = model(torch.randn(2, 3)).sum() + model.get_parameter("[i]offset").sum() * math.nan
+        out.backward()
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=120, force_terminal=True, color_system="truecolor")
+    session.report(console=console)  # "[/]" used to raise rich's MarkupError
+    styled = buffer.getvalue()
+    assert "\x1b]8;" not in styled  # no hyperlink was made from a module name
+    plain = Console(file=io.StringIO(), width=120, color_system=None, record=True)
+    session.report(console=plain)
+    text = plain.export_text()
+    for name in ("[/].weight", "[bold red]act", "[link=https://example]head.bias", "[i]offset"):
+        assert name in text
+    assert "[i]offset" in {f.parameter for f in session.findings()}

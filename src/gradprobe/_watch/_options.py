@@ -97,6 +97,13 @@ def check_options(
             "a plain nn.Module that contains the scripted part."
         )
         raise GradprobeTypeError(msg)
+    if isinstance(optimizer, type):
+        msg = (
+            f"watch(optimizer=...) needs an optimizer instance, got the class "
+            f"{optimizer.__module__}.{optimizer.__qualname__}; create it first: "
+            f"optimizer={optimizer.__name__}(model.parameters(), lr=...)."
+        )
+        raise GradprobeTypeError(msg)
     if optimizer is not None and not callable(getattr(optimizer, "register_step_post_hook", None)):
         msg = (
             f"watch(optimizer=...) needs a torch.optim.Optimizer (for update ratios), got "
@@ -152,6 +159,13 @@ def select(
             if next(module.children(), None) is None
             or any(p is not None for p in module._parameters.values())
         ]
+    given: object = modules  # users pass anything; the check is real
+    if not isinstance(given, (str, type, Sequence, set, frozenset)):
+        msg = (
+            f"watch(modules=...) takes a glob pattern on module names, an nn.Module subclass, "
+            f"or a list of them, got {describe(modules)}; e.g. modules=['layer1.*', nn.ReLU]."
+        )
+        raise GradprobeTypeError(msg)
     selectors: list[object] = [modules] if isinstance(modules, (str, type)) else list(modules)
     for selector in selectors:
         is_type = isinstance(selector, type) and issubclass(selector, nn.Module)

@@ -40,7 +40,13 @@ from gradprobe._watch._params import WatchedParameters
 from gradprobe._watch._results import Results, View
 from gradprobe._watch._step import OUTPUT, PARAMETER, Names, StepBuffer
 from gradprobe._watch.records import StepRecord
-from gradprobe.errors import GradprobeValueError, GradprobeWarning, WatchSessionClosed
+from gradprobe.errors import (
+    GradprobeTypeError,
+    GradprobeValueError,
+    GradprobeWarning,
+    WatchSessionClosed,
+    describe,
+)
 from gradprobe.findings import Finding
 
 if TYPE_CHECKING:
@@ -664,9 +670,18 @@ class WatchSession:
         return write_scalars(self, writer, prefix, self._tensorboard)
 
     def report(self, console: Console | None = None) -> None:
-        """Print findings and the latest statistics (worst first) with rich."""
+        """Print findings and the latest statistics (worst first) with rich, to
+        ``console`` (a ``rich.console.Console``) or a new one on stdout."""
         from rich.console import Console
 
+        given: object = console
+        if given is not None and not isinstance(given, Console):
+            msg = (
+                f"session.report(console=...) takes a rich.console.Console, got "
+                f"{describe(given)}; e.g. report(console=Console(width=100)), or print(session) "
+                "for plain text."
+            )
+            raise GradprobeTypeError(msg)
         (console or Console()).print(self)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

@@ -164,5 +164,10 @@ def comparison_table(layouts: Sequence[HookLayout]) -> RenderableType:
             if layout.full_fired
             else ("forward fails" if layout.full_error else "never called")
         )
-        table.add_row(layout.module, inputs, layout.node or "–", legacy, full)
+        # Text, not str: rich would read a module named "[/]" as markup
+        table.add_row(
+            *(Text(cell) for cell in (layout.module, inputs, layout.node or "–")),
+            Text(legacy),
+            Text(full),
+        )
     return table
