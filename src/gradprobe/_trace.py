@@ -95,6 +95,15 @@ def trace(
 # -- argument checking ------------------------------------------------------------------------
 
 
+class _Leave:
+    """Marks, on :func:`flatten`'s stack, where the walk leaves a list."""
+
+    __slots__ = ("container",)
+
+    def __init__(self, container: int) -> None:
+        self.container = container
+
+
 def flatten(tensors: tuple[Any, ...]) -> list[torch.Tensor]:
     if not tensors:
         msg = (
@@ -104,11 +113,23 @@ def flatten(tensors: tuple[Any, ...]) -> list[torch.Tensor]:
         raise GradprobeValueError(msg)
     out: list[torch.Tensor] = []
     stack: list[Any] = list(reversed(tensors))
+    inside: set[int] = set()  # the lists being expanded: one met again inside is a cycle
     while stack:
         item = stack.pop()
-        if isinstance(item, torch.Tensor):
+        if isinstance(item, _Leave):
+            inside.discard(item.container)
+        elif isinstance(item, torch.Tensor):
             out.append(item)
         elif isinstance(item, (list, tuple)):
+            if id(item) in inside:
+                msg = (
+                    f"trace() was given a {type(item).__name__} that contains itself, so it "
+                    "has no end to follow. Pass the tensors themselves, e.g. trace(loss) or "
+                    "trace(*outputs)."
+                )
+                raise GradprobeValueError(msg)
+            inside.add(id(item))
+            stack.append(_Leave(id(item)))
             stack.extend(reversed(item))
         else:
             msg = (
