@@ -82,6 +82,30 @@ def test_text_rendering_groups_reasons_and_fits_80_columns() -> None:
     assert str(gradprobe.leaf_report(graph, model)).count("0.weight") == 2
 
 
+def test_a_graph_traced_without_model_neither_doubles_rows_nor_claims_a_cut() -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))  # healthy
+    loss = model(torch.ones(2, 3)).sum()
+    graph = gradprobe.trace(loss)  # no model=: the leaves have no names
+    assert [leaf.name for leaf in graph.leaves] == [None] * 4
+    for report in (gradprobe.leaf_report(graph, model), gradprobe.leaf_report(model, graph)):
+        names = [row.name for row in report.rows]
+        assert names == [name for name, _ in model.named_parameters()]  # each once
+        assert all(row.in_graph is None for row in report.rows)  # unknown, not False
+        text = str(report)
+        assert "not in the traced graph" not in text
+        assert "(unnamed leaf)" not in text
+        assert report.notes == (
+            (
+                "the graph reaches 4 unnamed leaf tensors (it was traced without model= or "
+                "names=), which cannot be matched to the tensors listed; trace(loss, "
+                "model=model) tells which parameters it reaches"
+            ),
+        )
+        assert "note: the graph reaches 4 unnamed leaf tensors" in text
+    named = gradprobe.leaf_report(gradprobe.trace(loss, model=model), model)
+    assert all(row.in_graph is True for row in named.rows) and named.notes == ()
+
+
 @pytest.mark.parametrize("bad", [3, "w", [torch.ones(1)], {"w": 2}])
 def test_bad_sources_are_rejected_with_what_was_passed(bad: object) -> None:
     with pytest.raises(gradprobe.GradprobeTypeError, match="leaf_report"):

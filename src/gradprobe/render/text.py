@@ -101,8 +101,9 @@ def leaf_table(report: LeafReport) -> RenderableType:
     for row in rows:
         if row.note and row.requires_grad:
             reasons.setdefault(row.note, []).append(row.name)
+    notes = [Text(f"note: {note}", style="yellow") for note in report.notes]
     if not reasons:
-        return table
+        return Group(table, *notes) if notes else table
     why = Table.grid(padding=(0, 1))
     why.add_column(no_wrap=True)
     why.add_column()
@@ -110,7 +111,7 @@ def leaf_table(report: LeafReport) -> RenderableType:
         line = Text(", ".join(names), style="bold")
         line.append(f": {reason}", style="not bold")
         why.add_row("  •", line)
-    return Group(table, Text(), Text("why .grad is None:", style="bold"), why)
+    return Group(table, Text(), Text("why .grad is None:", style="bold"), why, *notes)
 
 
 def _dims(shape: tuple[int, ...]) -> str:
