@@ -960,3 +960,18 @@ def test_names_that_look_like_rich_markup_are_shown_as_written() -> None:
     for name in ("[/].weight", "[bold red]act", "[link=https://example]head.bias", "[i]offset"):
         assert name in text
     assert "[i]offset" in {f.parameter for f in session.findings()}
+
+
+@pytest.mark.parametrize("sample_every", [1, 20], ids=["sampled", "between-samples"])
+def test_a_non_finite_gradient_from_the_loss_is_blamed_past_a_sigmoid(sample_every: int) -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Sigmoid())
+    with watch(model, sample_every=sample_every) as session:
+        for step in range(2):
+            y = model(torch.randn(2, 3))
+            # sqrt at 0: a finite forward, an infinite gradient into the Sigmoid's output
+            loss = y.sum() if step == 0 else (y - y.detach()).sqrt().sum()
+            loss.backward()
+    (found,) = [f for f in session.findings() if f.code == "GP202"]
+    assert found.module == "1" and found.details["step"] == 1
+    assert "it came from the operations after this module (or from the loss)" in found.message

@@ -43,7 +43,8 @@ _STEP_ON = ("forward", "optimizer", "manual")
 RELU_TYPES: tuple[type[nn.Module], ...] = (nn.ReLU, nn.ReLU6)
 # Modules whose output (and whose input's gradient) cannot turn non-finite when what comes
 # in is finite: between sampled steps their outputs need no NaN/Inf check of their own, a
-# NaN there comes from upstream and is caught there or at the next module.
+# NaN there comes from upstream and is caught there or at the next module. The gradient
+# flowing into their output is still checked: a NaN from the loss is first seen there.
 PASS_THROUGH: tuple[type[nn.Module], ...] = (
     nn.ReLU,
     nn.ReLU6,

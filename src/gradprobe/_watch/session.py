@@ -476,16 +476,18 @@ class WatchSession:
         tensor: Tensor,
         grads: bool = True,
     ) -> None:
-        if not step.sampled and self._pass_through[index]:
-            return  # NaN/Inf cannot start here; sampled steps still record full statistics
         if not tensor.is_floating_point() or tensor.layout is not _STRIDED:
             return
         data = tensor.detach()
         if not data.numel():
             return
-        step.fwd_keys.append((index, call, path))
-        step.fwd_meta.append((data.shape, data.dtype))
-        _check(step, step.fwd_mm, data)
+        # A NaN/Inf cannot start in a pass-through module's forward: between sampled steps
+        # its output needs no check. The gradient into its output still does: a NaN from
+        # the loss is first seen there, and skipping it blamed the module itself.
+        if step.sampled or not self._pass_through[index]:
+            step.fwd_keys.append((index, call, path))
+            step.fwd_meta.append((data.shape, data.dtype))
+            _check(step, step.fwd_mm, data)
         if step.sampled:
             step.fwd_sums.extend(_stats.activation_sums(data))
             step.fwd_counts.extend(_stats.activation_counts(data, self._scratch.like(data)))
