@@ -975,3 +975,39 @@ def test_a_non_finite_gradient_from_the_loss_is_blamed_past_a_sigmoid(sample_eve
     (found,) = [f for f in session.findings() if f.code == "GP202"]
     assert found.module == "1" and found.details["step"] == 1
     assert "it came from the operations after this module (or from the loss)" in found.message
+
+
+def test_zero_gradients_behind_a_dead_relu_are_its_symptom_not_a_vanishing_gradient() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    with torch.no_grad():
+        model[0].bias.fill_(-100.0)  # every unit of the ReLU dead
+    with watch(model, sample_every=1) as session:
+        for _ in range(3):
+            model(torch.randn(16, 4)).sum().backward()
+    # plain torch: what is exactly zero behind the ReLU, and what is not
+    zero = [n for n, p in model.named_parameters() if p.grad is not None and not p.grad.any()]
+    assert zero == ["0.weight", "0.bias", "2.weight"]
+    assert model[2].bias.grad is not None and model[2].bias.grad.abs().sum() > 0
+    codes = [f.code for f in session.findings()]
+    assert codes == ["GP205"]  # no GP204 before (or after) the root cause
+    (dead,) = session.findings()
+    assert dead.module == "1" and dead.details["zero_gradients"] == zero
+    assert dead.message.endswith(
+        "No gradient flows back through it: '0.weight', '0.bias', '2.weight' got exactly zero "
+        "gradients."
+    )
+
+
+def test_a_vanishing_gradient_elsewhere_is_still_reported_after_the_dead_relu() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1), nn.Linear(1, 1))
+    with torch.no_grad():
+        model[0].bias.fill_(-100.0)
+        model[3].weight.fill_(1e-12)  # tiny, not zero: gradients above it vanish
+    with watch(model, sample_every=1) as session:
+        for _ in range(3):
+            model(torch.randn(16, 4)).sum().backward()
+    found = session.findings()
+    assert [f.code for f in found] == ["GP205", "GP204"]
+    assert "'2.bias'" in found[1].message and "'0.weight'" not in found[1].message
