@@ -106,6 +106,22 @@ def test_a_graph_traced_without_model_neither_doubles_rows_nor_claims_a_cut() ->
     assert all(row.in_graph is True for row in named.rows) and named.notes == ()
 
 
+def test_a_graph_traced_with_model_still_says_which_parameters_it_does_not_reach() -> None:
+    layer = nn.Linear(2, 2)
+    scale = torch.ones(2, requires_grad=True)  # an unnamed leaf that is no parameter
+    loss = (layer(torch.ones(1, 2)).detach() * scale).sum()
+    graph = gradprobe.trace(loss, model=layer)
+    assert graph.model == "Linear" and gradprobe.trace(loss).model is None
+    report = gradprobe.leaf_report(graph, layer)
+    rows = _rows(report)
+    assert rows["weight"].in_graph is False and rows["bias"].in_graph is False
+    assert rows["weight"].note == (
+        "not in the traced graph: unused, or cut by detach()/.data/no_grad()"
+    )
+    assert report.notes == ()
+    assert [row.name for row in report.rows] == ["weight", "bias", "(unnamed leaf)"]
+
+
 @pytest.mark.parametrize("bad", [3, "w", [torch.ones(1)], {"w": 2}])
 def test_bad_sources_are_rejected_with_what_was_passed(bad: object) -> None:
     with pytest.raises(gradprobe.GradprobeTypeError, match="leaf_report"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -86,10 +87,11 @@ def trace(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _Walk(table, limit).run(roots)
+        graph = _Walk(table, limit).run(roots)
     finally:
         if collecting:
             gc.enable()
+    return graph if model is None else replace(graph, model=type(model).__name__)
 
 
 # -- argument checking ------------------------------------------------------------------------

@@ -224,6 +224,9 @@ class Graph:
     roots: tuple[Root, ...]
     truncated: Truncation | None = None
     notes: tuple[str, ...] = ()
+    model: str | None = None
+    """The class name of the ``model=`` given to :func:`gradprobe.trace`; None when none was,
+    and then the leaves that are parameters carry no names."""
 
     # -- navigation -------------------------------------------------------------------------
 
@@ -323,6 +326,7 @@ class Graph:
             "roots": [asdict(root) for root in self.roots],
             "truncated": asdict(self.truncated) if self.truncated is not None else None,
             "notes": list(self.notes),
+            "model": self.model,
             "depth": self.depth,
         }
 

@@ -90,9 +90,11 @@ def leaf_report(*sources: Source, names: Mapping[str, torch.Tensor] | None = Non
     """
     graphs = [source for source in sources if isinstance(source, Graph)]
     reached = {leaf.name for graph in graphs for leaf in graph.leaves if leaf.name}
-    # Leaves traced without model= or names= carry no name: a graph holds no tensor, so
-    # they cannot be matched to the live tensors given here.
-    unnamed = sum(1 for graph in graphs for leaf in graph.leaves if leaf.name is None)
+    # A graph traced without model= has parameters among its unnamed leaves: a graph holds
+    # no tensor, so they cannot be matched to the live tensors given here.
+    unnamed = sum(
+        1 for graph in graphs if graph.model is None for leaf in graph.leaves if leaf.name is None
+    )
     rows: list[LeafRow] = []
     seen: set[int] = set()
     loose = 0
@@ -140,7 +142,7 @@ def leaf_report(*sources: Source, names: Mapping[str, torch.Tensor] | None = Non
     given_live = bool(rows)
     for graph in graphs:
         for leaf in graph.leaves:
-            if leaf.name is None and given_live:
+            if leaf.name is None and given_live and graph.model is None:
                 continue  # may be one of the rows above: said in a note instead
             if leaf.name is None or leaf.name not in live:
                 rows.append(_traced_row(leaf))
