@@ -14,8 +14,9 @@ and gradprobe are imported when a test uses the fixture or the marker, or when
   add the diagnosis to the failure report as a "gradprobe diagnosis" section;
 - ``--gradprobe-record``: record every test (``@pytest.mark.gradprobe(record=False)``
   opts one out);
-- ``--gradprobe-svg-dir DIR``: write the graphs the fixture traced in a failing test as SVG
-  files in DIR and name them in the report.
+- ``--gradprobe-svg-dir DIR``: write the graphs the fixture traced in a failing test, and
+  a picture of each finding of its recording (``<test>-GP101-0.svg``), as SVG files in DIR
+  and name them in the report.
 
 Everything that reaches the controller under pytest-xdist is a string: report sections
 and one JSON string attribute (``report.gradprobe``) for the summary line.
@@ -85,7 +86,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         default=None,
         help="write the autograd graphs traced through the gradprobe fixture in each "
-        "failing test as SVG files in DIR (created if missing).",
+        "failing test, and a picture of each finding its recording made, as SVG files in "
+        "DIR (created if missing).",
     )
 
 
@@ -269,11 +271,20 @@ def pytest_runtest_makereport(
         except Exception as problem:  # noqa: BLE001 - never turn a report into an INTERNALERROR
             report.sections.append((DIAGNOSIS_SECTION, _broken("diagnose this test", problem)))
     settings = item.config.stash[_CONFIG]
-    if report.failed and settings.svg_dir is not None and state.fixture is not None:
+    if report.failed and settings.svg_dir is not None and (state.fixture or recording):
+        from gradprobe.pytest_plugin import GradprobeFixture
+
+        drawer = state.fixture or GradprobeFixture()
+        lines, written = [], []
         try:
-            lines, written = state.fixture.write_graphs(settings.svg_dir, item.nodeid)
+            if state.fixture is not None:
+                lines, written = state.fixture.write_graphs(settings.svg_dir, item.nodeid)
+            findings = recording.findings if recording is not None else drawer.findings
+            if findings:  # each finding's picture: the graph around its problem
+                more, pictures = drawer.write_pictures(findings, settings.svg_dir, item.nodeid)
+                lines, written = [*lines, *more], [*written, *pictures]
         except Exception as problem:  # noqa: BLE001 - as above
-            lines, written = [_broken("draw the graphs", problem)], []
+            lines = [*lines, _broken("draw the graphs", problem)]
         if lines:
             report.sections.append((GRAPH_SECTION, "\n".join(lines)))
         summary["graphs"] = written

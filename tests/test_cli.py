@@ -144,3 +144,27 @@ def test_demo_refuses_an_unwritable_svg_path_before_running(tmp_path: Path) -> N
         "gradprobe demo: cannot write --svg /no/such/dir/demo.svg: the directory /no/such/dir "
         "does not exist; nothing was run.\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("directory", "problem"),
+    [
+        ("script.py", "script.py is a file, not a directory"),
+        ("script.py/pictures", "script.py is a file, so script.py/pictures cannot be made"),
+    ],
+    ids=["a-file", "below-a-file"],
+)
+def test_diagnose_refuses_an_unusable_svg_directory_before_running_the_script(
+    tmp_path: Path, directory: str, problem: str
+) -> None:
+    (tmp_path / "script.py").write_text(_MARKING)
+    done = _run("diagnose", "--svg", directory, "script.py", cwd=tmp_path)
+    assert done.returncode == 2
+    assert not (tmp_path / "ran").exists()
+    assert done.stderr == (
+        f"gradprobe diagnose: cannot write --svg {directory}: {problem}; nothing was run.\n"
+    )
+    # a directory still to be made is fine: made when the pictures are written
+    fine = _run("diagnose", "--svg", "new/pictures", "script.py", cwd=tmp_path)
+    assert fine.returncode == 0, fine.stderr
+    assert (tmp_path / "ran").exists() and (tmp_path / "new" / "pictures").is_dir()

@@ -986,15 +986,19 @@ SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 
 
 @pytest.mark.slow
-def test_shared_cases_are_diagnosed() -> None:
-    cases = SHARED / "cases"
+@pytest.mark.parametrize("form", ["as written", "--main"])
+@pytest.mark.parametrize("folder", ["cases", "cases-2"])
+def test_shared_cases_are_diagnosed(folder: str, form: str) -> None:
+    # Every real-bug case of both public folders, as written and with the script's body
+    # moved into def main() (the model and optimizer then locals of a function).
+    cases = SHARED / folder
     scorer = SHARED / "tools" / "cases.py"
     if not cases.is_dir() or not scorer.is_file():
         pytest.skip("../shared is not beside this checkout")
-    # Every case, the hook cases (29, 31, 33: gradprobe.hooks' probe) included.
     numbers = sorted(p.name[:2] for p in cases.glob("[0-9][0-9]_*.py"))
+    options = ["--main"] if form == "--main" else []
     done = subprocess.run(
-        [sys.executable, str(scorer), "score", str(cases), *numbers],
+        [sys.executable, str(scorer), "score", *options, str(cases), *numbers],
         capture_output=True,
         text=True,
         check=False,

@@ -20,10 +20,10 @@ from gradprobe.render.dot import html_text
 
 GOLDEN_MUL = """\
 digraph gradprobe {
-  graph [rankdir="TB", fontname="Helvetica", fontsize="10", nodesep="0.25", ranksep="0.3", newrank="true", labeljust="l"]
-  node [shape="box", style="rounded,filled", fontname="Helvetica", fontsize="10", margin="0.1,0.04", height="0.3", penwidth="0.8"]
+  graph [rankdir="TB", fontname="DejaVu Sans", fontsize="10", nodesep="0.25", ranksep="0.3", newrank="true", labeljust="l"]
+  node [shape="box", style="rounded,filled", fontname="DejaVu Sans", fontsize="10", margin="0.1,0.04", height="0.3", penwidth="0.8"]
   edge [arrowsize="0.6", color="#666666"]
-  n2 [label=<<B>w</B><BR/><FONT POINT-SIZE="8">(3,) float32</FONT><BR/><FONT POINT-SIZE="8" COLOR="#666666">no grad</FONT>>, fillcolor="#e8f5e9"]
+  n2 [label=<<B>w</B><BR/><FONT POINT-SIZE="8">(3,) float32</FONT><BR/><FONT POINT-SIZE="8" COLOR="#666666">grad not computed yet</FONT>>, fillcolor="#e8f5e9"]
   n1 [label=<<B>Mul</B><BR/><FONT POINT-SIZE="8">other: w (3,) float32 v0</FONT><BR/><FONT POINT-SIZE="8">self: w (3,) float32 v0</FONT>>, fillcolor="#f2f2f2"]
   n0 [label=<<B>Sum</B>>, fillcolor="#f2f2f2"]
   r0 [label=<<B>output</B><BR/><FONT POINT-SIZE="8">scalar float32</FONT>>, shape="oval", style="filled,bold", fillcolor="#fff9c4"]
@@ -197,7 +197,8 @@ def test_clusters_for_named_modules() -> None:
         assert module in labels
     # 4 stages, 8 blocks, 3 downsample containers.
     assert dot.count("subgraph cluster_") == 15
-    assert "layer1.0.conv1.weight\n(64, 64, 3, 3) float32\nno grad" in labels
+    # traced before any backward: the gradient is still to come, not missing
+    assert "layer1.0.conv1.weight\n(64, 64, 3, 3) float32\ngrad not computed yet" in labels
     # Ops name the leaf module they run in, relative to their cluster.
     assert any(text.startswith("Convolution\nconv1\n") for text in labels)
 

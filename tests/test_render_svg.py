@@ -91,7 +91,7 @@ def test_tiny_graph_renders(engine: Path) -> None:
     nodes = _groups(root, "node")
     assert set(nodes) == {"n0", "n1", "n2", "r0"}
     assert nodes["n1"][0] == "Mul" and "self: w (3,) float32 v0" in nodes["n1"]
-    assert nodes["n2"] == ["w", "(3,) float32", "no grad"]
+    assert nodes["n2"] == ["w", "(3,) float32", "grad not computed yet"]
     assert nodes["r0"] == ["output", "scalar float32"]
     edges = set(_groups(root, "edge"))
     assert edges == {"n0->r0", "n1->n0", "n2->n1"}

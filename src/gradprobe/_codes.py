@@ -417,6 +417,106 @@ BUILTIN_CODES: tuple[Code, ...] = (
         "the tensor with gradients enabled.",
     ),
     _code(
+        "GP138",
+        "custom_backward_return_mismatch",
+        "a custom Function's backward returned gradients that do not fit its inputs",
+        "A torch.autograd.Function's backward must return one gradient per argument of its "
+        "forward, in order: a tensor of the input's shape for a tensor that needs one, None "
+        "for arguments that are not tensors (flags, sizes, modules). torch refuses a return "
+        "with the wrong number of values, a wrong shape, or a tensor where None was due.",
+        "Return exactly one value per forward argument: `return grad_x, None` for "
+        "forward(ctx, x, flag); reshape each gradient to its input's shape.",
+    ),
+    _code(
+        "GP139",
+        "custom_function_without_autocast_decorators",
+        "a custom Function used under autocast runs its backward without autocast",
+        "Under torch.autocast, a custom Function's forward runs with autocast on (its inputs "
+        "and results in bfloat16/float16), but its backward runs with autocast off: the "
+        "gradient arrives in the low precision while the tensors saved in forward may be "
+        "float32, and an op mixing them fails with a dtype mismatch.",
+        "Decorate forward with @torch.amp.custom_fwd(device_type=...) and backward with "
+        "@torch.amp.custom_bwd(device_type=...) so backward runs with forward's autocast "
+        "state (or cast_inputs=torch.float32 to run the Function in float32).",
+    ),
+    _code(
+        "GP140",
+        "grad_input_not_used",
+        "autograd.grad was asked for a tensor the outputs do not depend on",
+        "torch.autograd.grad(outputs, inputs) raises when one of the inputs is not in the "
+        "graph of the outputs: the module holding it was not called on the way to them (a "
+        "task head of another task, a branch an if skipped), or the path was cut "
+        "(.detach(), no_grad).",
+        "Ask only for the tensors the outputs use, or pass allow_unused=True (its gradient "
+        "is then None; materialize_grads=True gives zeros instead).",
+    ),
+    _code(
+        "GP141",
+        "result_discarded",
+        "the result of an out-of-place operation was thrown away",
+        "Tensor methods without a trailing underscore (clamp, masked_fill, add, to, relu) "
+        "return a new tensor and leave their input unchanged. Called as a statement of their "
+        "own, their result is thrown away and the line does nothing: the gradients are not "
+        "clipped, the scores not masked, the tensor not moved.",
+        "Assign the result (scores = scores.masked_fill(mask, -inf)) or use the in-place "
+        "twin (grad.clamp_(-1, 1)) where writing in place is safe.",
+    ),
+    _code(
+        "GP142",
+        "clip_inside_accumulation_window",
+        "gradients were clipped after every micro-batch of an accumulation window",
+        "With gradient accumulation, .grad holds the running sum of the window's micro-"
+        "batches until optimizer.step(). Clipping after each backward() clips partial sums: "
+        "the early micro-batches are scaled down again by every later clip, so the step "
+        "applies a reweighted gradient, not the clipped window gradient.",
+        "Clip once per window, right before optimizer.step() (inside the `if (i + 1) % k "
+        "== 0:` block).",
+    ),
+    _code(
+        "GP143",
+        "step_without_backward",
+        "an optimizer stepped again with no backward() since its last step",
+        "optimizer.step() applies whatever .grad holds. A second step with no backward() in "
+        "between applies the same (or zeroed) gradients again: momentum and Adam's moments "
+        "keep moving the weights, and the learning-rate schedule counts a step that learned "
+        "nothing new.",
+        "Call optimizer.step() once per backward() (or once per accumulation window): "
+        "remove the extra call or move it inside the block that follows the backward.",
+    ),
+    _code(
+        "GP144",
+        "clip_saw_no_parameters",
+        "gradient clipping was given no parameters",
+        "clip_grad_norm_/clip_grad_value_ iterate the parameters they are given once. A "
+        "generator or filter object (model.parameters(), filter(...)) that was already "
+        "consumed (by the optimizer's constructor, an earlier clip) yields nothing: nothing "
+        "is clipped and the returned norm is 0.",
+        "Pass a list: params = [p for p in model.parameters() if p.requires_grad], and use it "
+        "for both the optimizer and the clipping.",
+    ),
+    _code(
+        "GP145",
+        "module_not_registered",
+        "a module kept in a plain list or dict is not part of its model",
+        "nn.Module registers submodules assigned as attributes or held in nn.ModuleList / "
+        "nn.ModuleDict. One kept in a plain Python list, tuple or dict still runs in "
+        "forward, but model.to()/.double()/.cuda(), .parameters(), .train()/.eval() and "
+        "state_dict() never see it: its weights stay on the old device or dtype and no "
+        "optimizer built from model.parameters() trains them.",
+        "Hold such modules in nn.ModuleList or nn.ModuleDict.",
+    ),
+    _code(
+        "GP146",
+        "tensor_attribute_not_parameter",
+        "a module keeps a tensor that requires grad instead of an nn.Parameter",
+        "A tensor created with requires_grad=True and assigned to a module attribute is not "
+        "registered: model.parameters() leaves it out, so an optimizer built from it never "
+        "updates it (its .grad fills up and nothing applies it), and .to(), state_dict() "
+        "and copies of the model skip it.",
+        "Wrap it: self.w = nn.Parameter(torch.zeros(...)); for a constant use "
+        "self.register_buffer('w', ...).",
+    ),
+    _code(
         "GP199",
         "internal_error",
         "gradprobe could not finish an analysis",
@@ -552,6 +652,18 @@ BUILTIN_CODES: tuple[Code, ...] = (
         "fails), and an addition passes the same gradient to both inputs.",
         "Return the new gradient from the hook (return grad * 0.5) instead of writing to it "
         "(grad.mul_(0.5)).",
+    ),
+    _code(
+        "GP310",
+        "hook_registered_repeatedly",
+        "the same hook is registered on a module again and again",
+        "register_forward_hook and its kin add a hook each time they are called; nothing "
+        "replaces the earlier one. Registering inside forward(), a training step or a loop "
+        "without removing the handle stacks hooks: every old one still runs, so a penalty "
+        "or statistic they collect is counted once per registration, and time and memory "
+        "grow with every step.",
+        "Register the hook once, outside the loop, or keep the handle and call "
+        "handle.remove() when done.",
     ),
     _code(
         "GP401",

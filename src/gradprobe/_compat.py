@@ -21,6 +21,9 @@ from typing import Any
 import torch
 
 __all__ = [
+    "CUSTOM_RETURN_ERROR",
+    "DEVICE_MISMATCH",
+    "DTYPE_MISMATCH",
     "FREED_ERROR",
     "HOOK_ARITY_ERROR",
     "HOOK_CHANGED_ERROR",
@@ -34,6 +37,7 @@ __all__ = [
     "NO_GRAD_FN_ERROR",
     "NO_GRAD_FN_TEXT",
     "OVERLAPPING_WRITE_ERROR",
+    "UNUSED_INPUT_ERROR",
     "VERSION_ERROR",
     "node_creation_hook",
 ]
@@ -89,6 +93,30 @@ INFERENCE_SAVED_ERROR = "Inference tensors cannot be saved for backward"
 
 OVERLAPPING_WRITE_ERROR = "more than one element of the written-to tensor refers to a single memory"
 """An in-place write to an expanded tensor (the gradient of ``sum()``)."""
+
+
+CUSTOM_RETURN_ERROR = re.compile(
+    r"[Ff]unction (?P<name>\w+)Backward returned (?:"
+    r"an incorrect number of gradients \(expected (?P<expected>\d+), got (?P<got>\d+)\)"
+    r"|an invalid gradient at index (?P<index>\d+)"
+    r"|a gradient different than None at position (?P<position>\d+))"
+)
+"""A custom Function's backward returned gradients that do not match its forward's inputs
+(their number, a shape, a gradient for an input that is not a tensor)."""
+
+DTYPE_MISMATCH = re.compile(
+    r"same dtype|expected scalar type|dtype|BFloat16|Half|should be the same", re.IGNORECASE
+)
+"""An error about mixed floating types (float32 with bfloat16/float16)."""
+
+DEVICE_MISMATCH = "Expected all tensors to be on the same device"
+"""Tensors on different devices met in one op (a layer .to() never reached)."""
+
+UNUSED_INPUT_ERROR = re.compile(
+    r"(?:The differentiated Tensor at index (?P<index>\d+)|One of the differentiated "
+    r"Tensors) appears to not have been used in the graph"
+)
+"""``autograd.grad`` was asked for the gradient of an input the outputs do not depend on."""
 
 
 # -- version gates ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["unwritable"]
+__all__ = ["unwritable", "unwritable_dir"]
 
 
 def unwritable(path: str | os.PathLike[str]) -> str | None:
@@ -35,4 +35,24 @@ def unwritable(path: str | os.PathLike[str]) -> str | None:
             return f"{target} exists and is not writable"
     elif not os.access(parent, os.W_OK | os.X_OK):
         return f"the directory {parent} is not writable"
+    return None
+
+
+def unwritable_dir(path: str | os.PathLike[str]) -> str | None:
+    """Why files cannot be written into the directory ``path`` (made with its parents if
+    missing), or None when they can; nothing is created."""
+    target = Path(path).expanduser()
+    if target.exists():
+        if not target.is_dir():
+            return f"{target} is a file, not a directory"
+        if not os.access(target, os.W_OK | os.X_OK):
+            return f"the directory {target} is not writable"
+        return None
+    ancestor = target.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{ancestor} is a file, so {target} cannot be made"
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return f"{target} cannot be made: the directory {ancestor} is not writable"
     return None

@@ -29,7 +29,7 @@ import sys
 import threading
 import warnings
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from types import TracebackType
@@ -42,16 +42,23 @@ from gradprobe._active import RECORDINGS
 from gradprobe._compat import node_creation_hook
 from gradprobe._lifetimes import watch_lifetimes
 from gradprobe._patch import Patches, SharedPatches
+from gradprobe._pictures import illustrate
 from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, frameless
 from gradprobe._recorder_patches import MODES, patches
 from gradprobe._source import line_location
 from gradprobe._threads import ThreadBound
+from gradprobe._trace import trace
 from gradprobe.checks import BackwardCall, CheckRunner, OpCall, Run, StepCall
 from gradprobe.errors import RecordingError
 from gradprobe.findings import Finding
 
 if TYPE_CHECKING:
+    import os
+    from pathlib import Path
+
     from rich.console import Console, ConsoleOptions, RenderResult
+
+    from gradprobe.graph import Graph
 
 __all__ = ["Recording", "RecordingError", "record"]
 
@@ -200,9 +207,18 @@ class Recording:
         checks = self._checks
         if self._mode is None or checks is None:
             return
-        call = BackwardCall(self._run(final=False), event, roots)
+        asked = kwargs.get("inputs", args[1] if event.op == "grad" and len(args) > 1 else None)
+        # never iterate a generator: torch has yet to read it
+        inputs = (
+            [asked]
+            if isinstance(asked, torch.Tensor)
+            else [t for t in asked if isinstance(t, torch.Tensor)]
+            if isinstance(asked, Collection)
+            else []
+        )
+        call = BackwardCall(self._run(final=False), event, roots, inputs)
         if event.error is None:
-            found = checks.backward(call)
+            found = self._illustrated(checks.backward(call), roots)
             self._prechecked = (event.order, len(self.events.analyses), len(found))
         elif self._prechecked[0] == event.order and self._prechecked[2]:
             # Already explained before backward ran: add where it raised.
@@ -215,11 +231,37 @@ class Recording:
                     analyses[index] = replace(finding, locations=(*finding.locations, location))
             return
         else:
-            found = checks.backward_error(call)
+            found = self._illustrated(checks.backward_error(call), roots)
             location = line_location(event.line, "error")
             if location is not None:
                 found = [replace(f, locations=(*f.locations, location)) for f in found]
         self.events.analyses.extend(found)
+
+    def _illustrated(self, found: list[Finding], roots: list[torch.Tensor]) -> list[Finding]:
+        """Findings made at a backward call, each with the slice of the graph being
+        backpropagated around its problem (traced now, while that graph exists)."""
+        if not found:
+            return found
+        live = self._live_graph(roots)
+        return [illustrate(finding, self.events, live) for finding in found]
+
+    def _live_graph(self, roots: list[torch.Tensor]) -> Graph | None:
+        """The graph of ``roots``, its parameters named after the recorded modules; traced
+        inside this recording, so its saved tensors know their versions at save time."""
+        mode = self._mode
+        tensors = [root for root in roots if isinstance(root, torch.Tensor)]
+        if mode is None or not tensors:
+            return None
+        try:
+            with torch._C.DisableTorchFunction():
+                names: dict[str, torch.Tensor] = {}
+                for module in list(self._modules):
+                    if module not in mode.called_inside:  # a top-level model
+                        for name, param in module.named_parameters():
+                            names.setdefault(name, param)
+                return trace(*tensors, names=names, max_nodes=_PICTURE_NODES)
+        except Exception:  # noqa: BLE001  (a picture is never worth failing the recording)
+            return None
 
     def _on_op(
         self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any, line: Any
@@ -270,7 +312,7 @@ class Recording:
             self._early = []
         if error is not None:
             findings[:0] = checks.error(run, findings)
-        return _dedupe(findings)
+        return [illustrate(finding, self.events) for finding in _dedupe(findings)]
 
     # -- while recording ---------------------------------------------------------------------
 
@@ -300,6 +342,23 @@ class Recording:
     def to_dict(self) -> dict[str, Any]:
         """``{"findings": [finding.to_dict(), ...]}``."""
         return {"findings": [finding.to_dict() for finding in self.findings]}
+
+    def to_svg(self) -> str:
+        """Every finding's picture (:meth:`Finding.to_svg`) in one SVG, one frame each;
+        a short note when there is nothing to report.
+
+        Raises:
+            GraphvizNotFoundError: no Graphviz layout engine (see ``gradprobe.render``).
+        """
+        from gradprobe.render.picture import findings_svg
+
+        return findings_svg(self.findings)
+
+    def save_svg(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`to_svg` to ``path`` (UTF-8) and return the path."""
+        from gradprobe.render.picture import save_findings_svg
+
+        return save_findings_svg(self.findings, path)
 
     def __iter__(self) -> Iterator[Finding]:
         return iter(self.findings)
@@ -338,6 +397,7 @@ class Recording:
         yield findings_view(tuple(self.findings), ok_text="gradprobe: nothing to report")
 
 
+_PICTURE_NODES = 20_000  # traced at most for a finding's picture at a backward call
 _GLOBAL_HOOKS_WARNING = r"Using `torch\.compile\(module\)` when there are global hooks"
 
 

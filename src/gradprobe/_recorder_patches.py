@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import inspect
 import sys
-from collections.abc import Iterator
-from types import FrameType
+from collections.abc import Iterable, Iterator
+from types import FrameType, GeneratorType
 from typing import Any
 
 import torch
@@ -30,9 +31,13 @@ from gradprobe._recorder import (
     _MAX_EVENTS,
     _MAX_FROZEN,
     _WATCHED,
+    CustomFunction,
     RecorderMode,
     Reparam,
+    StepEvent,
     _cloned_parameter,
+    _decorator_line,
+    _def_line,
     _grad_fn,
     _just_after,
     _leaves_below,
@@ -172,14 +177,75 @@ def _tensor_patches(p: Patches) -> None:
     p.set(torch.Tensor, "register_hook", register_hook)
 
 
+def _note_clip(
+    modes: tuple[RecorderMode, ...], args: tuple[Any, ...], kwargs: dict[str, Any], caller: Any
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A gradient clipping: how many tensors it was given and how many had a gradient. An
+    iterator is read here into a list and handed on as an iterator of the same kind, so
+    torch sees what it would have seen (a generator stays a generator)."""
+    given = kwargs["parameters"] if "parameters" in kwargs else args[0] if args else None
+    if isinstance(given, torch.Tensor):
+        items: list[Any] = [given]
+    elif isinstance(given, Iterator):
+        items = list(given)
+        again: Iterator[Any] = (
+            (item for item in items) if isinstance(given, GeneratorType) else iter(items)
+        )
+        if "parameters" in kwargs:
+            kwargs = {**kwargs, "parameters": again}
+        else:
+            args = (again, *args[1:])
+    elif isinstance(given, Iterable):
+        items = list(given)
+    else:
+        return args, kwargs
+    tensors = [t for t in items if isinstance(t, torch.Tensor)]
+    with_grad = sum(1 for t in tensors if t.grad is not None)
+    line = _user_line(caller)
+    for mode in modes:
+        mode.events.protocol.append(
+            StepEvent(next(mode.order), "clip", line, grads=with_grad, given=len(tensors))
+        )
+    return args, kwargs
+
+
+def _note_function(modes: tuple[RecorderMode, ...], cls: Any, caller: FrameType) -> None:
+    """The first apply of a user's custom Function: where its backward is, and whether
+    autocast was on (its backward then runs without it unless wrapped by custom_bwd)."""
+    name = getattr(cls, "__name__", "Function")
+    if all(name in mode.events.custom_functions for mode in modes):
+        return
+    method = getattr(cls, "backward", None)
+    code = getattr(inspect.unwrap(method), "__code__", None) if callable(method) else None
+    if code is None or not is_user_file(code.co_filename):
+        return  # torch's own Functions (checkpoint, hooks)
+    wrapped = getattr(getattr(cls, "backward", None), "__code__", None)
+    note = CustomFunction(
+        name=name,
+        backward=_def_line(code),
+        applied=_user_line(caller),
+        autocast=any(torch.is_autocast_enabled(device) for device in ("cpu", "cuda")),
+        custom_bwd=wrapped is not None and wrapped.co_name == "decorate_bwd",
+    )
+    for mode in modes:
+        if len(mode.events.custom_functions) < _MAX_EVENTS:
+            mode.events.custom_functions.setdefault(name, note)
+
+
 def _on_setattr(
     modes: tuple[RecorderMode, ...], tensor: torch.Tensor, name: str, value: Any, caller: FrameType
 ) -> None:
     if name == "grad":
-        if value is None:
+        if value is not None:  # gradients written by hand (per-sample DP-SGD, torch.func)
+            for mode in modes:
+                if mode.in_optimizer == 0:
+                    protocol = mode.events.protocol
+                    if not protocol or protocol[-1].kind != "grads":
+                        protocol.append(StepEvent(next(mode.order), "grads", _user_line(caller)))
+        elif value is None:
             for mode in modes:
                 events = mode.events
-                if events.grads_pending and mode.in_optimizer == 0:
+                if events.grads_pending and not events.grads_read and mode.in_optimizer == 0:
                     line = _user_line(caller)
                     if line not in events.zeroings and tensor.grad is not None:
                         events.zeroings.append(line)
@@ -228,6 +294,8 @@ def _module_patches(p: Patches) -> None:
         result = apply_now.__get__(None, cls)(*args, **kwargs)
         modes = MODES.here()
         if modes:
+            with contextlib.suppress(Exception):
+                _note_function(modes, cls, sys._getframe(1))
             with contextlib.suppress(Exception):
                 for out in _tensors(result):
                     fn = _grad_fn(out)
@@ -279,7 +347,10 @@ def _module_patches(p: Patches) -> None:
                 continue
 
             def clip(*args: Any, __original: Any = original_clip, **kwargs: Any) -> Any:
-                for mode in MODES.here():
+                modes = MODES.here()
+                if modes:
+                    args, kwargs = _note_clip(modes, args, kwargs, sys._getframe(1))
+                for mode in modes:
                     events = mode.events
                     if not events.grads_pending and len(events.early_clips) < 10:
                         events.early_clips.append(_user_line(sys._getframe(1)))
@@ -318,12 +389,15 @@ def _optimizer_patches(p: Patches) -> None:
         register_optimizer_step_pre_hook,
     )
 
-    def pre(optimizer: Any, *_: Any) -> None:
+    def pre(optimizer: Any, args: Any = (), kwargs: Any = None) -> None:
         modes = MODES.here()
         if modes:
             caller = sys._getframe(1)
+            # torch hands the hook step's own arguments, the optimizer first
+            given = args[1:] if args and args[0] is optimizer else args
+            closure = bool(given) or bool(kwargs and kwargs.get("closure") is not None)
             for mode in modes:
-                _before_step(mode, optimizer, caller)
+                _before_step(mode, optimizer, caller, closure)
 
     def post(optimizer: Any, *_: Any) -> None:
         for mode in MODES.here():
@@ -333,7 +407,7 @@ def _optimizer_patches(p: Patches) -> None:
         p.call(handle.remove)
 
 
-def _before_step(mode: RecorderMode, optimizer: Any, caller: FrameType) -> None:
+def _before_step(mode: RecorderMode, optimizer: Any, caller: FrameType, closure: bool) -> None:
     events = mode.events
     mode.in_optimizer += 1
     with contextlib.suppress(TypeError):
@@ -357,6 +431,20 @@ def _before_step(mode: RecorderMode, optimizer: Any, caller: FrameType) -> None:
             _stepped_evals(mode, {id(p) for p in params if p.grad is not None})
     if mode.in_optimizer == 1:
         mode.step_line = _user_line(caller)
+        with contextlib.suppress(Exception):
+            with_grad = sum(
+                1 for group in optimizer.param_groups for p in group["params"] if p.grad is not None
+            )
+            events.protocol.append(
+                StepEvent(
+                    next(mode.order),
+                    "step",
+                    mode.step_line,
+                    optimizer=id(optimizer),
+                    grads=with_grad,
+                    closure=closure,
+                )
+            )
         with contextlib.suppress(Exception):
             mode.stale.before_step(optimizer, mode.step_line)
         if mode.turned_off:
@@ -398,10 +486,11 @@ def _grad_mode_patches(p: Patches) -> None:
     for context_class in (torch.no_grad, torch.inference_mode):
         enter, leave = context_class.__dict__["__enter__"], context_class.__dict__["__exit__"]
 
-        def entering(self: Any, enter: Any = enter) -> Any:
+        def entering(self: Any, enter: Any = enter, name: str = context_class.__name__) -> Any:
             modes = MODES.here()
             if modes:
-                line = _user_line(sys._getframe(1))
+                caller = sys._getframe(1)
+                line = _decorator_line(caller, name) or _user_line(caller)
                 for mode in modes:
                     mode.no_grad_lines.append(line)
             return enter(self)

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from gradprobe import _deepfree
+from gradprobe import _active, _deepfree
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
 from gradprobe.graph import (
     Edge,
@@ -266,6 +266,35 @@ class _Plan:
         )
 
 
+def _recorded_nodes() -> list[Mapping[tuple[str, int], Any]]:
+    """What the recordings active in this thread know of each node (``record()`` notes
+    every saved tensor's version at save time, which PyTorch itself does not keep), so a
+    trace inside ``record()`` can say which saved tensors went stale."""
+    nodes = []
+    for recording in _active.RECORDINGS.own():
+        events = getattr(recording, "events", None)
+        found = getattr(events, "nodes", None)
+        if isinstance(found, Mapping) and found:
+            nodes.append(found)
+    return nodes
+
+
+def _fill_saved_versions(
+    saved: list[SavedTensor], key: tuple[str, int], recorded: list[Mapping[tuple[str, int], Any]]
+) -> None:
+    """Set ``version_saved`` of a node's fresh SavedTensors from what a recording noted."""
+    for nodes in recorded:
+        record = nodes.get(key)
+        if record is None:
+            continue
+        saves = record.saves
+        for item in saved:
+            noted = saves.get(item.slot)
+            if noted is not None:
+                item.__dict__["version_saved"] = noted[0]  # built by _make, not yet shared
+        return
+
+
 class _Walk:
     """One traversal; holds the torch objects only for the duration of :meth:`run`."""
 
@@ -273,6 +302,7 @@ class _Walk:
         self.table = table
         self.limit = limit
         self.devices: dict[torch.device, str] = {}
+        self.recorded = _recorded_nodes()
 
     def device(self, tensor: torch.Tensor) -> str:
         device = tensor.device
@@ -383,6 +413,8 @@ class _Walk:
             forward = fn._forward_cls
             metadata = FrozenMap({"forward": f"{forward.__module__}.{forward.__qualname__}"})
         sequence_nr = fn._sequence_nr()
+        if self.recorded and saved:
+            _fill_saved_versions(list(saved), (fn.name(), sequence_nr), self.recorded)
         return _make(  # type: ignore[no-any-return]
             Node,
             {
@@ -464,6 +496,7 @@ class _Walk:
         devices = self.devices
         dtypes = _dtype_names
         band = _deepfree.BAND
+        recorded = self.recorded
         crossings: list[int] = []  # nodes entered from another band of sequence numbers
         monotonic = True  # every edge goes to a lower sequence number (single thread)
         position = 0
@@ -515,6 +548,8 @@ class _Walk:
                         },
                     )
                     saved.append(item)
+                if recorded and saved:
+                    _fill_saved_versions(saved, (fn.name(), sequence_nr), recorded)
                 node = _new(Node)
                 _set(
                     node,

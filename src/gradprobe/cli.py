@@ -52,6 +52,12 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     diagnose.add_argument(
         "--json", type=Path, metavar="PATH", help="also write the findings as JSON to PATH"
     )
+    diagnose.add_argument(
+        "--svg",
+        type=Path,
+        metavar="DIR",
+        help="also draw each finding as DIR/<code>-<n>.svg (the graph around the problem)",
+    )
     diagnose.add_argument("script", metavar="SCRIPT", help="the Python script to run")
     diagnose.add_argument(
         "args",
@@ -81,11 +87,12 @@ def _one_line(error: BaseException) -> str:
     return text or type(error).__name__
 
 
-def _bad_path(command: str, option: str, path: Path) -> str | None:
-    """The one-line complaint about an output path that cannot be written, if it cannot."""
-    from gradprobe._paths import unwritable
+def _bad_path(command: str, option: str, path: Path, *, directory: bool = False) -> str | None:
+    """The one-line complaint about an output file (or ``directory``) that cannot be
+    written, if it cannot."""
+    from gradprobe._paths import unwritable, unwritable_dir
 
-    problem = unwritable(path)
+    problem = unwritable_dir(path) if directory else unwritable(path)
     if problem is None:
         return None
     return f"gradprobe {command}: cannot write {option} {path}: {problem}; nothing was run."
@@ -125,8 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return _demo(svg)
     if args.command == "diagnose":
-        if args.json is not None:
-            problem = _bad_path("diagnose", "--json", args.json)
+        for option, path, directory in (("--json", args.json, False), ("--svg", args.svg, True)):
+            problem = (
+                None if path is None else _bad_path("diagnose", option, path, directory=directory)
+            )
             if problem is not None:
                 print(problem, file=sys.stderr)
                 return 2
@@ -136,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gradprobe.errors import GradprobeError
 
         try:
-            return diagnose(args.script, args.args, json_path=args.json)
+            return diagnose(args.script, args.args, json_path=args.json, svg_dir=args.svg)
         except GradprobeError as error:
             print(_one_line(error), file=sys.stderr)
             return 2

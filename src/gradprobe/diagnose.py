@@ -1,10 +1,12 @@
-"""``gradprobe diagnose [--json PATH] SCRIPT [ARGS...]``: run a script unchanged, explain it.
+"""``gradprobe diagnose [--json PATH] [--svg DIR] SCRIPT [ARGS...]``: run a script, explain it.
 
 The script runs as ``__main__`` with ``sys.argv = [SCRIPT, *ARGS]`` and its directory
 first on ``sys.path``, exactly like ``python SCRIPT ARGS``, inside :func:`gradprobe.record`.
 Its output is untouched; the findings go to stderr as a rich report, and to ``PATH`` as
 JSON when asked. The exit status is the script's own: 0, its ``sys.exit`` code, or 1 after
-an uncaught exception (whose traceback is printed first, as Python would).
+an uncaught exception (whose traceback is printed first, as Python would). With ``--svg
+DIR``, each finding's picture (``finding.to_svg()``) is written to ``DIR/GP101-0.svg``:
+its code and its index among the findings of that code.
 
 JSON shape::
 
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from gradprobe._paths import unwritable
+from gradprobe._paths import unwritable, unwritable_dir
 from gradprobe._record import record
 from gradprobe._source import is_gradprobe_file
 from gradprobe.errors import GradprobeValueError
@@ -142,16 +144,18 @@ def diagnose(
     args: Sequence[str] = (),
     *,
     json_path: str | os.PathLike[str] | None = None,
+    svg_dir: str | os.PathLike[str] | None = None,
     stream: TextIO | None = None,
 ) -> int:
-    """The ``gradprobe diagnose`` command: run, report to ``stream`` (stderr), write JSON;
-    returns the script's exit status (or 2 if it succeeded but the JSON could not be
-    written).
+    """The ``gradprobe diagnose`` command: run, report to ``stream`` (stderr), write JSON
+    and pictures; returns the script's exit status (or 2 if it succeeded but the JSON
+    could not be written).
 
     Raises:
-        GradprobeValueError: ``json_path`` cannot be written, or ``script`` is not a file;
-            checked before the script runs.
+        GradprobeValueError: ``json_path`` cannot be written, ``svg_dir`` cannot be made or
+            written into, or ``script`` is not a file; checked before the script runs.
     """
+    directory = _picture_dir(svg_dir)
     from rich.console import Console
 
     from gradprobe.render.findings import findings_view
@@ -191,4 +195,22 @@ def diagnose(
                 markup=False,
             )
             return result.exit_code or 2
+    if directory is not None:
+        from gradprobe.render.picture import write_pictures
+
+        written = write_pictures(result.findings, directory)
+        console.print(f"{len(written)} picture{'s' if len(written) != 1 else ''} in {directory}")
     return result.exit_code
+
+
+def _picture_dir(svg_dir: str | os.PathLike[str] | None) -> Path | None:
+    if svg_dir is None:
+        return None
+    problem = unwritable_dir(svg_dir)
+    if problem is not None:
+        msg = (
+            f"gradprobe diagnose: cannot write pictures into --svg {str(svg_dir)!r}: {problem}; "
+            "nothing was run. Give a directory for the pictures (it is created if missing)."
+        )
+        raise GradprobeValueError(msg)
+    return Path(svg_dir)

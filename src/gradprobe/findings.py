@@ -37,7 +37,12 @@ from gradprobe.errors import (
 )
 
 if TYPE_CHECKING:
+    import os
+    from pathlib import Path
+
     from rich.console import Console, ConsoleOptions, RenderResult
+
+    from gradprobe.graph import GraphSlice
 
 __all__ = [
     "CODES",
@@ -149,7 +154,9 @@ class Finding:
 
     ``tensor``, ``node``, ``module`` and ``parameter`` name what is involved (a tensor
     description, an autograd node such as ``MulBackward0``, a module path, a parameter
-    name); ``details`` holds extra JSON-ready data specific to the code.
+    name); ``details`` holds extra JSON-ready data specific to the code. ``graph_slice``
+    is the part of the backward graph around the problem, as plain data, when the
+    recording could see it (not part of equality, hashing or ``to_dict()``).
     """
 
     code: str
@@ -163,6 +170,7 @@ class Finding:
     parameter: str | None = None
     locations: tuple[Location, ...] = ()
     details: Mapping[str, Any] = field(default_factory=Details)
+    graph_slice: GraphSlice | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.details, Details):
@@ -209,6 +217,23 @@ class Finding:
         if self.locations:
             text += " (" + "; ".join(str(loc) for loc in self.locations) + ")"
         return text + f" See {self.doc}."
+
+    def to_svg(self) -> str:
+        """A picture of the problem as SVG text: the slice of the backward graph around it
+        with the culprit highlighted (class ``gp-problem``), the cause line and a legend.
+
+        Raises:
+            GraphvizNotFoundError: no Graphviz layout engine (see ``gradprobe.render``).
+        """
+        from gradprobe.render.picture import finding_svg
+
+        return finding_svg(self)
+
+    def save_svg(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`to_svg` to ``path`` (UTF-8) and return the path."""
+        from gradprobe.render.picture import save_finding_svg
+
+        return save_finding_svg(self, path)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from gradprobe.render.findings import finding_panel

@@ -22,9 +22,14 @@ if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
 __all__ = [
+    "CutMark",
     "Edge",
     "Graph",
+    "GraphSlice",
     "Leaf",
+    "Mark",
+    "MarkKind",
+    "MissingLeaf",
     "Node",
     "NodeKind",
     "Root",
@@ -41,6 +46,12 @@ block (opaque: its inner nodes only exist during backward), or a ``torch.compile
 TensorKind = Literal["parameter", "buffer", "input", "tensor"]
 """Where a named tensor came from: ``model.named_parameters()``, ``model.named_buffers()``,
 the ``names`` mapping given to :func:`gradprobe.trace`, or nowhere (unnamed)."""
+
+
+MarkKind = Literal["stale", "nonfinite", "cut", "problem"]
+"""Why a finding's picture highlights a node: it holds a ``stale`` saved tensor, made the
+first NaN/Inf (``nonfinite``), received a value whose graph was ``cut``, or is otherwise
+the ``problem`` the finding is about."""
 
 
 class FrozenMap(Mapping[str, str]):
@@ -107,8 +118,9 @@ class SavedTensor:
     ``other``, ``result``, ``mat1``, ...; ``saved_tensors[i]`` for a custom Function).
     ``version_now`` is the tensor's ``_version`` when the graph was traced (``None`` when
     the tensor has no version counter, e.g. an inference tensor, or was packed). ``version_saved`` is the
-    version at save time; a plain trace cannot know it (PyTorch exposes no such field), so
-    it stays ``None`` unless a recorder filled it in.
+    version at save time: PyTorch keeps no such field, so only :func:`gradprobe.trace` run
+    inside ``gradprobe.record()`` (which noted it when the node was made) fills it in;
+    otherwise it is ``None``.
     """
 
     slot: str
@@ -398,3 +410,53 @@ def malformed(graph: Graph) -> str | None:
                 f"has {count} nodes"
             )
     return None
+
+
+# -- the part of a graph a finding is about -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A node of a :class:`GraphSlice` that its finding is about, and why (``text``)."""
+
+    node: int
+    kind: MarkKind
+    text: str
+
+
+@dataclass(frozen=True)
+class CutMark:
+    """Where a graph was cut: ``op`` at ``where`` (``"train.py:59: p = x.argmax(1)"``)
+    took the value of node ``source`` and made one without gradient that fed ``node``
+    (either None when not known)."""
+
+    op: str
+    where: str
+    node: int | None = None
+    source: int | None = None
+
+
+@dataclass(frozen=True)
+class MissingLeaf:
+    """A parameter that got no gradient, and why; ``cut`` indexes the :class:`CutMark`
+    that separated it from the loss, when known."""
+
+    name: str
+    reason: str
+    cut: int | None = None
+
+
+@dataclass(frozen=True)
+class GraphSlice:
+    """The few nodes of a backward graph around a problem, as plain data, with the
+    culprits marked: what a finding's picture draws (``finding.to_svg()``).
+
+    ``graph`` holds only the nodes near the problem (its edges stay inside it);
+    ``marks`` point at its culprit nodes, ``cuts`` are where the graph was cut, and
+    ``missing`` lists parameters that got no gradient (absent from any graph).
+    """
+
+    graph: Graph
+    marks: tuple[Mark, ...] = ()
+    cuts: tuple[CutMark, ...] = ()
+    missing: tuple[MissingLeaf, ...] = ()

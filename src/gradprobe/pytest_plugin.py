@@ -384,6 +384,18 @@ class GradprobeFixture:
             written.append(str(path))
         return lines, written
 
+    def write_pictures(
+        self, findings: Sequence[Finding], directory: Path, nodeid: str
+    ) -> tuple[list[str], list[str]]:
+        """Each finding's picture as ``directory/<test>-<code>-<n>.svg``; returns the
+        report lines and the paths written."""
+        from gradprobe.render.picture import write_pictures
+
+        stem = _SLUG.sub("_", nodeid).strip("_")[:_MAX_SLUG] or "test"
+        paths = write_pictures(findings, directory, prefix=f"{stem}-")
+        lines = [f"{f.code}: pictured in {path}" for f, path in zip(findings, paths, strict=True)]
+        return lines, [str(path) for path in paths]
+
     def close(self) -> None:
         """Stop what the fixture started (the test's teardown calls this)."""
         sessions, self._sessions = self._sessions, []

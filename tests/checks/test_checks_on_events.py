@@ -87,7 +87,7 @@ def test_a_broadcast_loss_names_its_line_and_the_fix() -> None:
 def test_backward_on_a_leaf_blames_where_the_leaf_was_made() -> None:
     events = Events()
     assert conclude(LeafBackward, events) == []
-    events.leaf_backwards.append((5, at(18), at(17)))
+    events.leaf_backwards.append((5, at(18), at(17), (None, None)))
     (finding,) = conclude(LeafBackward, events)
     assert (finding.code, finding.cause and finding.cause.line) == ("GP115", 17)
 

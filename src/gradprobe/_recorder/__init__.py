@@ -31,6 +31,7 @@ from gradprobe._recorder.events import _MAX_EVENTS as _MAX_EVENTS
 from gradprobe._recorder.events import _MAX_FROZEN as _MAX_FROZEN
 from gradprobe._recorder.events import Backward as Backward
 from gradprobe._recorder.events import CtxWrite as CtxWrite
+from gradprobe._recorder.events import CustomFunction as CustomFunction
 from gradprobe._recorder.events import Cut as Cut
 from gradprobe._recorder.events import Events, NodeKey, SourceLine
 from gradprobe._recorder.events import GradRead as GradRead
@@ -38,10 +39,13 @@ from gradprobe._recorder.events import Mix as Mix
 from gradprobe._recorder.events import NodeRecord as NodeRecord
 from gradprobe._recorder.events import NonFinite as NonFinite
 from gradprobe._recorder.events import Reparam as Reparam
+from gradprobe._recorder.events import StepEvent as StepEvent
 from gradprobe._recorder.events import Write as Write
 from gradprobe._recorder.frames import _PASSING_ON as _PASSING_ON
 from gradprobe._recorder.frames import _user_line as _user_line
 from gradprobe._recorder.frames import frameless, passes_calls_on
+from gradprobe._recorder.lines import _decorator_line as _decorator_line
+from gradprobe._recorder.lines import _def_line as _def_line
 from gradprobe._recorder.lines import _just_after as _just_after
 from gradprobe._recorder.lines import _names_at as _names_at
 from gradprobe._recorder.lines import _return_line as _return_line

@@ -19,7 +19,7 @@ import torch
 from gradprobe import _window
 from gradprobe._inputs import asked_inputs
 from gradprobe._recorder.calls import _AUTOGRAD_GRAD, _BACKWARD, _names
-from gradprobe._recorder.events import Backward, Events, NodeKey, SourceLine
+from gradprobe._recorder.events import Backward, Events, NodeKey, SourceLine, StepEvent
 from gradprobe._recorder.frames import _from_torch_driver, _user_line, frameless
 from gradprobe._recorder.tensors import (
     _checkable,
@@ -45,6 +45,7 @@ class _BackwardNotes:
     taint: _TensorMap[frozenset[int]]
     leaves: _TensorMap[None]
     made_leaves: _TensorMap[SourceLine | None]
+    turned_on: _TensorMap[tuple[int, SourceLine | None]]
     in_optimizer: int
     stale: StaleGrads
     backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None
@@ -77,7 +78,7 @@ class _BackwardNotes:
                 and not isinstance(root, torch.nn.Parameter)
             ):  # backward on a leaf: nothing behind it to reach
                 self.events.leaf_backwards.append(
-                    (next(self.order), line, self.made_leaves.get(root))
+                    (next(self.order), line, self.made_leaves.get(root), self._no_grad_origin(root))
                 )
         event = Backward(next(self.order), line, _names(func), keys, bool(retain))
         self.events.backwards.append(event)
@@ -111,11 +112,15 @@ class _BackwardNotes:
                 _window.step_done(self)  # drop what no analysis needs of older steps
         if kind == _BACKWARD:  # autograd.grad returns gradients; it fills no .grad
             events.grads_pending = True
+            events.grads_read = False
+            events.protocol.append(StepEvent(next(self.order), "backward", line))
         if not event.retain_graph:
             events.saved_storages.clear()
             events.suspicious = False
-        if kind == _AUTOGRAD_GRAD and not event.retain_graph and result is not None:
-            # Gradients from autograd.grad without create_graph=True are constants.
+        if kind == _AUTOGRAD_GRAD and result is not None:
+            # Gradients from autograd.grad without create_graph=True are constants, also
+            # when retain_graph=True kept the graph for more of them (IRM's per-environment
+            # gradients): a loss term made of them trains nothing.
             created = kwargs.get("create_graph", args[4] if len(args) > 4 else False)
             if not created:
                 cut = self._cut(func, "autograd_grad", line)
@@ -124,6 +129,24 @@ class _BackwardNotes:
         if self.check_nan:
             self._check_grads()
         return result
+
+    def _no_grad_origin(self, root: torch.Tensor) -> tuple[SourceLine | None, SourceLine | None]:
+        """For a leaf given to backward(): where gradients were turned off on the way to its
+        values (a no_grad block or decorator), and where requires_grad was then switched on
+        (the band-aid that silenced "does not require grad")."""
+        cuts = self.taint.get(root) or frozenset()
+        context = next(
+            (
+                cut.context
+                for ident in sorted(cuts)
+                if (cut := self.events.cuts.get(ident)) is not None
+                and cut.kind == "no_grad"
+                and cut.context is not None
+            ),
+            None,
+        )
+        turned = self.turned_on.get(root)
+        return context, turned[1] if turned is not None else None
 
     def _check_grads(self) -> None:
         events = self.events

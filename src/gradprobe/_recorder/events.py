@@ -35,6 +35,7 @@ SourceLine = tuple[str, int, str]  # (co_filename, line, function)
 # what one recording keeps at most
 _MAX_NODES = 500_000
 _MAX_EVENTS = 100_000
+_MAX_PROTOCOL = 20_000
 _MAX_FROZEN = 64  # frozen parameters followed through one optimizer step
 _LEAF_CUTS = 8  # cuts remembered per leaf
 _MAX_WALK = 20_000  # graph nodes walked to compare the parameters two operands reach
@@ -94,6 +95,7 @@ class Mix:
     line: SourceLine | None
     op: str
     cuts: frozenset[int]
+    node: NodeKey | None = None  # the node of the combined value
 
 
 @dataclass(slots=True, frozen=True)
@@ -127,6 +129,9 @@ class NonFinite:
     shape: tuple[int, ...]
     module: tuple[str, str] | None = None  # ("encoder.linear1", "Linear"); "" for the top
     in_step: bool = False  # made inside an optimizer step (an update by non-finite grads)
+    born: bool = False  # every input was finite: the non-finite value was made here
+    deliberate: bool = False  # a non-finite constant written on purpose (a -inf mask)
+    plain: bool = False  # a non-finite input did not require grad (data, a no_grad result)
 
 
 @dataclass(slots=True)
@@ -154,6 +159,32 @@ class CtxWrite:
     stored: SourceLine | None  # where forward assigned ctx.<slot>
 
 
+@dataclass(frozen=True, slots=True)
+class StepEvent:
+    """One event of the training-step protocol: a ``backward()`` that filled gradients, a
+    gradient clipping, an optimizer step."""
+
+    order: int
+    kind: str  # "backward", "grads" (.grad assigned by hand), "clip", "step"
+    line: SourceLine | None
+    optimizer: int = 0  # id of the optimizer that stepped
+    grads: int = 0  # clip: tensors with a gradient it was given; step: parameters with one
+    given: int = 0  # clip: tensors it was given at all
+    closure: bool = False  # step(closure): the closure runs the backward
+
+
+@dataclass(frozen=True, slots=True)
+class CustomFunction:
+    """A custom ``autograd.Function`` applied while recording: where its backward is, and
+    how it was first applied (for errors its backward raises or returns)."""
+
+    name: str  # the class name; its node is "<name>Backward"
+    backward: SourceLine | None  # the backward's def line (file, line, "backward")
+    applied: SourceLine | None  # the first user line that applied it
+    autocast: bool  # applied with autocast on
+    custom_bwd: bool  # its backward is wrapped by torch.amp.custom_bwd (autocast restored)
+
+
 @dataclass
 class Events:
     """Everything recorded, as plain data (no tensors, no nodes)."""
@@ -165,6 +196,10 @@ class Events:
     grad_reads: list[GradRead] = field(default_factory=list)
     first_nan: NonFinite | None = None
     first_inf: NonFinite | None = None
+    # the first non-finite value computed from finite inputs (not a constant written in)
+    first_born: NonFinite | None = None
+    # the first non-finite value born among tensors that do not require grad
+    first_plain: NonFinite | None = None
     backwards: list[Backward] = field(default_factory=list)
     typos: list[tuple[SourceLine | None, str, str]] = field(default_factory=list)
     parameter_lines: dict[int, SourceLine | None] = field(default_factory=dict)
@@ -188,6 +223,9 @@ class Events:
     reparams: dict[int, Reparam] = field(default_factory=dict)  # id(parameter) ->
     zeroings: list[SourceLine | None] = field(default_factory=list)  # grads dropped unused
     grads_pending: bool = False  # a backward filled grads that no optimizer step used yet
+    # the user's code read a .grad since the last backward (a gradient check, a comparison,
+    # a norm logged): zeroing them before a step is then not work thrown away
+    grads_read: bool = False
     steps: int = 0
     amp: bool = False  # a GradScaler scaled a loss: inf gradients are expected
     first_use: dict[int, NodeKey] = field(default_factory=dict)  # id(leaf) -> first node
@@ -206,10 +244,16 @@ class Events:
     exits: list[int] = field(default_factory=list)  # cuts whose values left torch (.numpy())
     nan_node: NodeKey | None = None  # first backward formula that made NaN/Inf from finite
     analyses: list[Any] = field(default_factory=list)  # findings made while running
-    # backward() on a leaf that requires grad: (order, backward line, where it was made)
-    leaf_backwards: list[tuple[int, SourceLine | None, SourceLine | None]] = field(
-        default_factory=list
-    )
+    # backward() on a leaf that requires grad: (order, backward line, where it was made,
+    # (the no_grad block its values came through, where requires_grad was switched on))
+    leaf_backwards: list[
+        tuple[
+            int,
+            SourceLine | None,
+            SourceLine | None,
+            tuple[SourceLine | None, SourceLine | None],
+        ]
+    ] = field(default_factory=list)
     # losses given a target that requires grad: (loss line, where the target came from, op)
     grad_targets: list[tuple[SourceLine | None, SourceLine | None, str]] = field(
         default_factory=list
@@ -229,6 +273,15 @@ class Events:
     blind_backwards: list[tuple[str, SourceLine | None, NodeKey, bool]] = field(
         default_factory=list
     )
+    # requires_grad set on a tensor computed by an op, which torch refused: (the line that
+    # set it, the line that computed the tensor)
+    nonleaf_flags: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
+    # the training-step protocol, latest last (bounded: the checks read local patterns)
+    protocol: deque[StepEvent] = field(default_factory=lambda: deque(maxlen=_MAX_PROTOCOL))
+    # results of pure tensor ops thrown away by an expression statement: (line, op)
+    discarded: list[tuple[SourceLine | None, str]] = field(default_factory=list)
+    # custom Functions applied, by class name
+    custom_functions: dict[str, CustomFunction] = field(default_factory=dict)
     # tensors kept on a custom Function's ctx and written in place before its backward ran
     ctx_writes: list[CtxWrite] = field(default_factory=list)
     # round/floor/sign/... applied to values that require grad: (line, op)

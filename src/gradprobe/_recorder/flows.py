@@ -58,6 +58,15 @@ class _FlowNotes:
         target = kwargs.get("target", args[1] if len(args) > 1 else None)
         if not isinstance(target, torch.Tensor) or not target.requires_grad:
             return
+        scores = kwargs.get("input", args[0] if args else None)
+        if not isinstance(scores, torch.Tensor) or not scores.requires_grad:
+            return  # the arguments swapped, the constant first: l1_loss(target, pred)
+        # A target that requires grad through parameters of its own (a second model trained
+        # jointly, a learned codebook) is a design; through those the prediction also
+        # reaches, the model chases its own output (a TD target from the same Q-network).
+        shared = _reached_leaves(scores) & _reached_leaves(target)
+        if not shared:
+            return
         events = self.events
         line = _user_line(sys._getframe(2))
         if any(seen == line for seen, _, _ in events.grad_targets):
@@ -69,7 +78,15 @@ class _FlowNotes:
         require grad, for a ``.grad`` read that finds None (GP136)."""
         tensor = args[0] if args else None
         was = isinstance(tensor, torch.Tensor) and tensor.requires_grad
-        result = func(*args, **kwargs)
+        try:
+            result = func(*args, **kwargs)
+        except RuntimeError:
+            node = _grad_fn(tensor) if isinstance(tensor, torch.Tensor) else None
+            if node is not None:  # not a leaf: where did it become the result of an op?
+                record = self.events.nodes.get((node.name(), node._sequence_nr()))
+                made = record.line if record is not None else None
+                self.events.nonleaf_flags.append((_user_line(sys._getframe(2)), made))
+            raise
         if not isinstance(tensor, torch.Tensor) or _grad_fn(tensor) is not None:
             return result
         if not was and tensor.requires_grad:
@@ -221,3 +238,10 @@ class _FlowNotes:
             return
         if _defaults_training(line, _names(func)):
             found[line] = type(owner).__name__
+
+
+def _reached_leaves(tensor: torch.Tensor) -> set[int]:
+    """ids of the leaves that require grad ``tensor`` depends on (itself, for a leaf)."""
+    if _grad_fn(tensor) is None:
+        return {id(tensor)}
+    return set(_leaves_below(tensor, 20_000))

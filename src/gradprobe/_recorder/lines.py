@@ -7,7 +7,9 @@ only when a finding needs it.
 
 from __future__ import annotations
 
+import itertools
 import textwrap
+import weakref
 from types import CodeType
 from typing import Any
 
@@ -134,3 +136,60 @@ def _return_line(function: Any) -> SourceLine | None:
             pass
         _returns[code] = (code.co_filename, line, code.co_name)
     return _returns[code]
+
+
+def _decorator_line(frame: Any, name: str) -> SourceLine | None:
+    """When ``frame`` is torch's wrapper of a function decorated with a grad-mode context
+    (``@torch.no_grad()``, ``@torch.inference_mode()``), the decorator's line in the user's
+    source: the line to change, where the call site is only where it took effect."""
+    import linecache
+
+    from gradprobe._source import is_user_file
+
+    if frame is None or frame.f_code.co_name != "decorate_context":
+        return None
+    function = frame.f_locals.get("func")
+    code = getattr(function, "__code__", None)
+    if not isinstance(code, CodeType) or not is_user_file(code.co_filename):
+        return None
+    first = code.co_firstlineno  # a decorated function's first line is its first decorator
+    for number in range(first, first + 20):
+        text = linecache.getline(code.co_filename, number).strip()
+        if text.startswith("@") and name in text:
+            return (code.co_filename, number, code.co_name)
+        if text.startswith(("def ", "async def ")):
+            break
+    return (code.co_filename, first, code.co_name)
+
+
+def _def_line(code: CodeType) -> SourceLine:
+    """The ``def`` line of a function (its code's first line is its first decorator's)."""
+    import linecache
+
+    first = code.co_firstlineno
+    for number in range(first, first + 20):
+        text = linecache.getline(code.co_filename, number).lstrip()
+        if text.startswith(("def ", "async def ")):
+            return (code.co_filename, number, code.co_name)
+    return (code.co_filename, first, code.co_name)
+
+
+_DISCARDING: weakref.WeakKeyDictionary[CodeType, frozenset[int]] = weakref.WeakKeyDictionary()
+_CALLS = frozenset(("CALL", "CALL_KW", "CALL_FUNCTION", "CALL_METHOD", "CALL_FUNCTION_KW"))
+
+
+def _result_discarded(frame: Any) -> bool:
+    """Whether the call ``frame`` is making has its result thrown away: a call followed by
+    POP_TOP, an expression statement (`x.clamp(0, 1)` on its own line)."""
+    code = frame.f_code
+    offsets = _DISCARDING.get(code)
+    if offsets is None:
+        import dis
+
+        found = set()
+        instructions = list(dis.get_instructions(code))
+        for call, after in itertools.pairwise(instructions):
+            if call.opname in _CALLS and after.opname == "POP_TOP":
+                found.add(call.offset)
+        offsets = _DISCARDING[code] = frozenset(found)
+    return frame.f_lasti in offsets

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -76,13 +77,15 @@ from gradprobe._recorder.frames import (
     passes_calls_on,
 )
 from gradprobe._recorder.graph import _GraphNotes
-from gradprobe._recorder.lines import _just_after
+from gradprobe._recorder.lines import _just_after, _result_discarded
 from gradprobe._recorder.ops import (
     _ADDITIVE,
     _INFERENCE_SAVED,
     _KEEP_SAMPLE,
     _LOG_PROB_START,
     _LOSS_TARGETS,
+    _PURE_RESULT,
+    _SILENT_WRITES,
     _WARNS_AT_CALLER,
     _ZERO_DERIVATIVE,
 )
@@ -97,6 +100,7 @@ from gradprobe._recorder.tensors import (
     _tensors,
     _version,
 )
+from gradprobe._source import is_user_file
 from gradprobe._stalegrad import StaleGrads
 from gradprobe._threads import backward_ended, backward_started
 
@@ -154,7 +158,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         # a sample, or log_softmax entries picked by index), False for a full log_softmax
         self.log_probs = _TensorMap[bool]()
         self.samples = _TensorMap[bool]()  # sampled actions (Distribution.sample, multinomial)
-        self.cut_ids: dict[tuple[SourceLine | None, str], int] = {}
+        self.cut_ids: dict[tuple[SourceLine | None, str, SourceLine | None], int] = {}
         self.cut_storages: dict[int, int] = {}  # storage address of a cut's result -> cut
         self.no_grad_lines: list[SourceLine | None] = []  # where no_grad blocks began
         self.in_optimizer = 0
@@ -187,6 +191,8 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         # (the hook dict's weak ref, key, the user's hook) of tensor hooks this recording
         # wrapped; given back when it ends (gradprobe._recorder_patches)
         self.wrapped_hooks: list[tuple[Any, int, Any]] = []
+        # storages of running statistics an evaluation-mode batch norm saved for backward
+        self.eval_saved_stats: set[int] = set()
 
     # -- the hot path ------------------------------------------------------------------------
 
@@ -296,6 +302,19 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             and self.is_sample(args[0])
         ):
             self.samples.set(result, True)  # actions.unsqueeze(-1), actions.long()
+        if (
+            func in _PURE_RESULT
+            and not kwargs.get("out")
+            and len(events.discarded) < 20
+            and _result_discarded(caller)
+            and is_user_file(caller.f_code.co_filename)
+        ):
+            if line is False:
+                line = _user_line(sys._getframe(1))
+            if not any(seen == line for seen, _ in events.discarded):
+                events.discarded.append((line, _names(func)))
+        if func in _SILENT_WRITES:
+            line = self._silent_writes(func, args, kwargs, grad_in, line)
         if grad_in and func in _LOSS_TARGETS:
             self._loss_target(func, args, kwargs)
         elif grad_in and func in _ZERO_DERIVATIVE and len(events.flat_ops) < 100:
@@ -303,6 +322,8 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
                 line = _user_line(sys._getframe(1))
             events.flat_ops.append((line, _names(func)))
         if kind == _GRAD_READ:
+            if result is not None and events.grads_pending and not events.grads_read:
+                events.grads_read = is_user_file(caller.f_code.co_filename)
             if result is None and args and isinstance(args[0], torch.Tensor):
                 tensor = args[0]
                 node = _grad_fn(tensor)
@@ -428,12 +449,16 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             if (
                 self.check_nan
                 and tensor_in  # not factories: torch.empty is garbage until written
-                and out.requires_grad  # values that can reach a loss, not masks or metrics
-                and (kind != _INPLACE or grad_in)  # not optimizer updates
                 and events.first_nan is None
                 and out.is_floating_point()
             ):
-                self._nan(func, out, line)
+                if out.requires_grad:  # values that can reach a loss, not masks or metrics
+                    if kind != _INPLACE or grad_in:  # not optimizer updates
+                        self._nan(func, args, kwargs, out, line, kind == _INPLACE)
+                elif events.first_plain is None and not self.in_optimizer:
+                    # data, targets, returns made without gradients: where a non-finite
+                    # value was born before it entered the model (a no_grad normalisation)
+                    self._plain_nan(func, args, kwargs, out, line, kind == _INPLACE)
         self.mark = max(self.mark, top)
         if self.taint:
             line = self._spread(func, args, result, many, line)
@@ -497,6 +522,33 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             with contextlib.suppress(Exception):
                 self.stale.manual_step(target, line if line is not False else None)  # type: ignore[arg-type]
 
+    def _silent_writes(
+        self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grad_in: bool, line: Any
+    ) -> Any:
+        """A call that writes arguments without moving their version counter (a training
+        batch norm's running statistics): record it as a write when an earlier call in
+        evaluation mode, with gradients on, saved those tensors for its backward."""
+        positions, names, at = _SILENT_WRITES[func]
+        written = [
+            args[i] if i < len(args) else kwargs.get(name)
+            for i, name in zip(positions, names, strict=True)
+        ]
+        training = args[at] if at < len(args) else kwargs.get("training", False)
+        stats = [t for t in written if isinstance(t, torch.Tensor)]
+        if not stats:
+            return line
+        if not training:
+            if grad_in and torch.is_grad_enabled():
+                self.eval_saved_stats.update(_storage(t) for t in stats)
+            return line
+        for tensor in stats:
+            if _storage(tensor) in self.eval_saved_stats:
+                if line is False:
+                    line = _user_line(sys._getframe(2))
+                version = _version(tensor)
+                self._write(func, tensor, version, version, line)
+        return line
+
     def _inplace_module_line(self) -> SourceLine | None:
         """Where the module writing now was built, if it writes because of ``inplace=True``."""
         frame: FrameType | None = sys._getframe(2)
@@ -521,15 +573,24 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
 
     def _cut(self, func: Any, kind: str, line: SourceLine | None) -> int:
         op = "data" if kind == "data" else _names(func)
-        key = (line, kind)
+        # the same op line under two no_grad blocks (a helper called from both) is two cuts
+        context = self.no_grad_lines[-1] if kind == "no_grad" and self.no_grad_lines else None
+        key = (line, kind, context)
         ident = self.cut_ids.get(key)
         if ident is None:
             ident = self.cut_ids[key] = len(self.cut_ids)
-            context = self.no_grad_lines[-1] if kind == "no_grad" and self.no_grad_lines else None
             self.events.cuts[ident] = Cut(ident, next(self.order), line, op, kind, context)
         return ident
 
-    def _nan(self, func: Any, out: torch.Tensor, line: Any) -> None:
+    def _nan(
+        self,
+        func: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        out: torch.Tensor,
+        line: Any,
+        inplace: bool,
+    ) -> None:
         if not _checkable(out):
             return
         try:
@@ -538,6 +599,12 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             out = out.detach()
             if _finite(out):
                 return
+            # Only now, with a non-finite result in hand (rare), look at the inputs: was the
+            # value written in on purpose (a -inf mask), or born here from finite inputs?
+            deliberate = _non_finite_constant(args, kwargs)
+            inputs = args[1:] if inplace else args
+            born = not deliberate and _inputs_finite(inputs, kwargs)
+            plain = not born and not _inputs_finite(inputs, kwargs, plain_only=True)
         except (RuntimeError, ValueError, NotImplementedError):
             return  # a tensor that cannot be reduced here: not ours to check
         events = self.events
@@ -552,11 +619,50 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             tuple(out.shape),
             _running_module(),
             self.in_optimizer > 0,
+            born,
+            deliberate,
+            plain,
         )
         if nan:
             events.first_nan = event
         if events.first_inf is None and (not nan or bool(torch.isinf(out).any())):
             events.first_inf = event
+        if born and events.first_born is None:
+            events.first_born = event
+
+    def _plain_nan(
+        self,
+        func: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        out: torch.Tensor,
+        line: Any,
+        inplace: bool,
+    ) -> None:
+        """The first non-finite value computed from finite inputs among tensors that do not
+        require grad; kept only as the origin of a NaN that reaches the model later."""
+        if not _checkable(out):
+            return
+        try:
+            if out.device.type != "cpu" or out.numel() == 0 or _finite(out):
+                return
+            if _non_finite_constant(args, kwargs):
+                return
+            if not _inputs_finite(args[1:] if inplace else args, kwargs):
+                return
+        except (RuntimeError, ValueError, NotImplementedError):
+            return
+        if line is False:
+            line = _user_line(sys._getframe(2))
+        self.events.first_plain = NonFinite(
+            next(self.order),
+            line,
+            _names(func),
+            bool(torch.isnan(out).any()),
+            tuple(out.shape),
+            _running_module(),
+            born=True,
+        )
 
     def _spread(self, func: Any, args: tuple[Any, ...], result: Any, many: bool, line: Any) -> Any:
         taint = self.taint
@@ -579,9 +685,42 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
                 # the first per line is the finding: `q - (r + gamma * q_next.detach())`
                 # runs every step of a DQN loop
                 if not any(mix.line == line for mix in self.events.mixes):
-                    self.events.mixes.append(Mix(next(self.order), line, _names(func), found))
+                    node = next((_grad_fn(o) for o in outs if _grad_fn(o) is not None), None)
+                    key = None if node is None else (node.name(), node._sequence_nr())
+                    self.events.mixes.append(Mix(next(self.order), line, _names(func), found, key))
             return line
         for out in outs:
             if taint.get(out) is None:
                 taint.set(out, found)
         return line
+
+
+def _non_finite_constant(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether a call writes a non-finite constant on purpose: ``masked_fill(m, -inf)``,
+    ``x[mask] = float("-inf")``, ``torch.full(..., -inf)``, ``where(m, x, -inf)``."""
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, float) and not math.isfinite(value):
+            return True
+        if (
+            isinstance(value, torch.Tensor)
+            and value.dim() == 0
+            and value.is_floating_point()
+            and not math.isfinite(float(value.detach()))
+        ):
+            return True
+    return False
+
+
+def _inputs_finite(
+    args: Iterable[Any], kwargs: dict[str, Any], *, plain_only: bool = False
+) -> bool:
+    """Whether every floating tensor among a call's inputs is finite: a non-finite result of
+    finite inputs was born in this call (an overflowing exp, log of 0, 0/0). With
+    ``plain_only``, only the inputs that do not require grad are looked at."""
+    for value in (*args, *kwargs.values()):
+        for tensor in _tensors(value):
+            if plain_only and tensor.requires_grad:
+                continue
+            if tensor.is_floating_point() and tensor.numel() and not _finite(tensor):
+                return False
+    return True

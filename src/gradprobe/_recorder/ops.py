@@ -150,3 +150,30 @@ _ZERO_DERIVATIVE = frozenset(
     )
 )
 _INFERENCE_SAVED = INFERENCE_SAVED_ERROR
+
+# Functions that write some of their arguments in place without moving the version counter
+# (pytorch#13402): a training-mode batch norm updates running_mean/running_var. Function ->
+# (positions of the written arguments, their keyword names, position of `training`).
+_SILENT_WRITES: dict[object, tuple[tuple[int, ...], tuple[str, ...], int]] = {
+    _F.batch_norm: ((1, 2), ("running_mean", "running_var"), 5),
+    torch.batch_norm: ((3, 4), ("running_mean", "running_var"), 5),
+}
+
+# Tensor methods and torch functions whose result is their only effect: as a statement of
+# their own (`x.clamp(0, 1)`, `scores.masked_fill(mask, -inf)`, `x.to(device)`) they do
+# nothing, and the user meant the in-place twin or an assignment.
+_PURE_NAMES = (
+    "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "masked_scatter",
+    "index_fill", "index_add", "index_copy", "scatter", "scatter_add", "add", "sub",
+    "mul", "div", "true_divide", "relu", "sigmoid", "tanh", "abs", "neg", "exp", "log",
+    "sqrt", "pow", "sign", "round", "floor", "ceil", "t", "transpose", "permute",
+    "view", "reshape", "squeeze", "unsqueeze", "flatten", "to", "cuda", "cpu", "float",
+    "double", "half", "bfloat16", "long", "int", "detach", "clone", "contiguous",
+    "expand", "repeat", "where", "nan_to_num", "fill_diagonal", "zero", "normal",
+)  # fmt: skip
+_PURE_RESULT = frozenset(
+    f
+    for name in _PURE_NAMES
+    for f in (getattr(torch.Tensor, name, None), getattr(torch, name, None))
+    if callable(f)
+) | frozenset(getattr(_F, name) for name in ("normalize", "relu", "dropout") if hasattr(_F, name))

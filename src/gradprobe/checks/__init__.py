@@ -37,6 +37,8 @@ from gradprobe.checks import modes as modes
 from gradprobe.checks import losses as losses
 from gradprobe.checks import custom_functions as custom_functions
 from gradprobe.checks import parameters as parameters
+from gradprobe.checks import discarded as discarded
+from gradprobe.checks import protocol as protocol
 from gradprobe.checks import errors as errors
 
 __all__ = [

@@ -105,6 +105,7 @@ class BackwardCall:
     run: Run
     event: Any  # gradprobe._recorder.Backward
     roots: Sequence[torch.Tensor]
+    inputs: Sequence[torch.Tensor] = ()  # what it was asked to differentiate (inputs=)
 
     @property
     def error(self) -> BaseException | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from gradprobe._recorder import SourceLine
 
-__all__ = ["Carry", "carrier"]
+__all__ = ["Carry", "cached_at", "carrier"]
 
 _GROWS = frozenset({"append", "extend", "insert", "appendleft"})
 
@@ -141,3 +141,40 @@ def _detached(value: ast.expr) -> str:
     text = ast.unparse(value)
     simple = isinstance(value, ast.Name | ast.Attribute | ast.Subscript | ast.Call)
     return f"{text}.detach()" if simple else f"({text}).detach()"
+
+
+def cached_at(made: SourceLine | None) -> SourceLine | None:
+    """Where the function that made a value at ``made`` keeps it on an object for later
+    calls: ``self._cache[n] = (cos, sin)``, ``self.mask = mask``, ``CACHE[key] = emb``. A
+    value kept that way carries its graph into every later iteration."""
+    if made is None:
+        return None
+    try:
+        tree = ast.parse("".join(linecache.getlines(made[0])))
+    except SyntaxError:
+        return None
+    function = None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and _spans(node, made[1])
+            and (function is None or node.lineno > function.lineno)
+        ):
+            function = node
+    if function is None:
+        return None
+    names: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and _spans(node, made[1]):
+            for target in node.targets:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    if not names:
+        return None
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Assign) or node.lineno <= made[1]:
+            continue
+        kept = any(isinstance(t, ast.Subscript | ast.Attribute) for t in node.targets)
+        reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+        if kept and reads & names:
+            return (made[0], node.lineno, made[2])
+    return None

@@ -1,18 +1,24 @@
 """Custom ``autograd.Function`` s: a backward that returns None where a gradient is needed,
-that never reads the gradient it is given, or a tensor kept on ``ctx`` written in place."""
+that never reads the gradient it is given, or a tensor kept on ``ctx`` written in place; a
+backward whose return torch refuses, or that fails under autocast without the decorators
+that restore it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import ast
+import linecache
+import re
+from collections.abc import Callable, Iterable, Sequence
+from types import TracebackType
 
-from gradprobe._recorder import (
-    Events,
-)
+from gradprobe._compat import CUSTOM_RETURN_ERROR, DTYPE_MISMATCH
+from gradprobe._recorder import CustomFunction, Events, SourceLine
+from gradprobe._source import location_of, traceback_location
 from gradprobe.checks._api import Check, Run, register
 from gradprobe.checks._common import _locations, _where
-from gradprobe.findings import Finding, make_finding
+from gradprobe.findings import Finding, Location, make_finding
 
-__all__ = ["BlindBackward", "CtxWrites", "NoneGradients"]
+__all__ = ["BackwardErrors", "BlindBackward", "CtxWrites", "NoneGradients"]
 
 
 @register
@@ -48,7 +54,149 @@ class CtxWrites(Check):
         return _ctx_writes(run.events)
 
 
+@register
+class BackwardErrors(Check):
+    """A custom backward whose return torch refused (GP138), or that failed on mixed dtypes
+    under autocast without ``custom_fwd``/``custom_bwd`` (GP139)."""
+
+    name = "gradprobe.custom_functions.backward_errors"
+    codes = ("GP138", "GP139")
+
+    def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
+        error = run.error
+        functions = run.events.custom_functions
+        if not isinstance(error, RuntimeError) or not functions:
+            return ()
+        text = str(error)
+        match = CUSTOM_RETURN_ERROR.search(text)
+        if match is not None:
+            function = functions.get(match["name"])
+            return () if function is None else (_bad_return(function, match, error),)
+        inside = _raised_in_backward(error.__traceback__, functions)
+        if inside is not None and DTYPE_MISMATCH.search(text):
+            function, location = inside
+            if function.autocast and not function.custom_bwd:
+                return (_without_autocast(function, location, text),)
+        return ()
+
+
 # -- analyses ---------------------------------------------------------------------------
+
+
+def _bad_return(function: CustomFunction, match: re.Match[str], error: BaseException) -> Finding:
+    name = function.name
+    if match["got"] is not None:
+        got, expected = int(match["got"]), int(match["expected"])
+        line = _return_with(function.backward, lambda arity: arity == got)
+        what = (
+            f"{name}.backward returned {got} value{'s' if got != 1 else ''} where its forward "
+            f"takes {expected} argument{'s' if expected != 1 else ''} (after ctx): it must "
+            "return one gradient per argument, None for those that are not tensors "
+            "needing one (flags, sizes)"
+        )
+        details: dict[str, object] = {"function": name, "expected": expected, "got": got}
+    elif match["index"] is not None:
+        index = int(match["index"])
+        line = _return_with(function.backward, lambda arity: arity > index)
+        what = (
+            f"{name}.backward returned a gradient for argument {index} of its forward whose "
+            "shape does not fit that argument"
+        )
+        details = {"function": name, "index": index}
+    else:
+        index = int(match["position"]) - 1
+        line = _return_with(function.backward, lambda arity: arity > index)
+        what = (
+            f"{name}.backward returned a tensor for argument {index} of its forward, which is "
+            "not a tensor that needs a gradient: return None there"
+        )
+        details = {"function": name, "index": index}
+    return make_finding(
+        "GP138",
+        message=f"{what} (torch: {str(error).splitlines()[0]}).",
+        node=f"{name}Backward",
+        locations=_locations((line, "cause"), (function.applied, "created"))
+        + [loc for loc in (traceback_location(error.__traceback__),) if loc is not None],
+        details=details,
+    )
+
+
+def _without_autocast(function: CustomFunction, raised: Location, text: str) -> Finding:
+    name = function.name
+    return make_finding(
+        "GP139",
+        message=(
+            f"{name} was applied under torch.autocast"
+            + (f" (at {_where(function.applied)})" if function.applied else "")
+            + f", so its forward ran in low precision, but {name}.backward runs with "
+            f"autocast off and failed at line {raised.line} mixing dtypes "
+            f"({text.splitlines()[0]}). Decorate {name}.forward with "
+            "@torch.amp.custom_fwd(device_type=...) and its backward with "
+            "@torch.amp.custom_bwd(device_type=...)."
+        ),
+        node=f"{name}Backward",
+        locations=[
+            *_locations((function.backward, "cause"), (function.applied, "created")),
+            raised,
+        ],
+        details={"function": name},
+    )
+
+
+def _raised_in_backward(
+    tb: TracebackType | None, functions: dict[str, CustomFunction]
+) -> tuple[CustomFunction, Location] | None:
+    """The custom Function whose backward raised, and the line in it that raised."""
+    backwards = {
+        (f.backward[0], f.backward[2]): f for f in functions.values() if f.backward is not None
+    }
+    found: tuple[CustomFunction, Location] | None = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        function = backwards.get((code.co_filename, code.co_name))
+        if function is not None and function.backward is not None:
+            start = function.backward[1]
+            if start <= tb.tb_lineno <= start + _body_length(function.backward):
+                found = (function, location_of(tb.tb_frame, "error", tb.tb_lineno))
+        tb = tb.tb_next
+    return found
+
+
+def _function_at(line: SourceLine) -> ast.FunctionDef | None:
+    source = "".join(linecache.getlines(line[0]))
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.lineno == line[1]:
+            return node
+    return None
+
+
+def _body_length(line: SourceLine) -> int:
+    node = _function_at(line)
+    return 0 if node is None or node.end_lineno is None else node.end_lineno - node.lineno
+
+
+def _return_with(backward: SourceLine | None, fits: Callable[[int], bool]) -> SourceLine | None:
+    """The ``return`` in ``backward`` whose number of values ``fits``, when one alone does;
+    else the backward's ``def`` line."""
+    if backward is None:
+        return None
+    node = _function_at(backward)
+    if node is None:
+        return backward
+    returns = [
+        r
+        for r in ast.walk(node)
+        if isinstance(r, ast.Return)
+        and r.value is not None
+        and fits(len(r.value.elts) if isinstance(r.value, ast.Tuple) else 1)
+    ]
+    if len(returns) == 1:
+        return (backward[0], returns[0].lineno, backward[2])
+    return backward
 
 
 def _none_grads(events: Events) -> list[Finding]:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from gradprobe.checks._api import Check, Run, register
+from gradprobe.checks._common import _locations, _where
 from gradprobe.checks._errortext import explain_error
 from gradprobe.findings import Finding
 
@@ -40,7 +41,40 @@ class ErrorText(Check):
         same = _EXPLAINS_SAME.get(explained.code, {explained.code})
         if any(finding.code in same for finding in found):
             return ()
+        if explained.code == "GP126":
+            carried = _carried_non_leaf(run, explained)
+            if carried is not None:
+                return (carried,)
         return (_with_cause(explained),)
+
+
+def _carried_non_leaf(run: Run, finding: Finding) -> Finding | None:
+    """requires_grad set on a tensor that an assignment later in the same loop body made
+    the result of an op: it was a leaf on the first pass only. The line to change is the
+    assignment (``x = (x + step).detach()``)."""
+    for flag, made in reversed(run.events.nonleaf_flags):
+        if (
+            flag is not None
+            and made is not None
+            and flag[0] == made[0]
+            and flag[2] == made[2]
+            and made[1] > flag[1]
+        ):
+            return replace(
+                finding,
+                message=(
+                    f"requires_grad was set at {_where(flag)} on a tensor that was a leaf on "
+                    f"the first pass of the loop only: the assignment at {_where(made)} "
+                    "replaced it with the result of an operation, whose requires_grad "
+                    "follows from its inputs. Detach there to start each pass from a new "
+                    "leaf: x = (x + step).detach()."
+                ),
+                locations=(
+                    *_locations((made, "cause"), (flag, "error")),
+                    *(loc for loc in finding.locations if loc.role not in ("error", "cause")),
+                ),
+            )
+    return None
 
 
 def _with_cause(finding: Finding) -> Finding:

@@ -19,7 +19,7 @@ from gradprobe._recorder import (
 )
 from gradprobe._trace import trace
 from gradprobe.checks._api import BackwardCall, Check, Run, register
-from gradprobe.checks._carry import carrier
+from gradprobe.checks._carry import cached_at, carrier
 from gradprobe.checks._common import _locations, _where
 from gradprobe.findings import Finding, make_finding
 from gradprobe.graph import Graph
@@ -141,13 +141,23 @@ def _freed(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> li
                 )
         elif first.line is not None and any(user.line == first.line for user in users):
             # The same line used it in both graphs: a value computed once, before a loop,
-            # and reused on every iteration. Where it is computed is what must change.
-            cause = shared.line
-            message += (
-                " The same line uses it on every iteration: it was computed once, outside"
-                " the loop. Compute it inside the loop, or detach it where it is made if"
-                " what made it should not be trained."
-            )
+            # and reused on every iteration. Where it is computed is what must change,
+            # unless the function that made it keeps it on an object (a cache).
+            kept = cached_at(shared.line)
+            cause = kept or shared.line
+            if kept is not None:
+                message += (
+                    f" The same line uses it on every iteration: {_where(kept)} keeps it on "
+                    "an object (a cache) that later calls return, with the graph it was made "
+                    "with. Cache a detached value there (or build it under torch.no_grad()), "
+                    "or do not cache what requires grad."
+                )
+            else:
+                message += (
+                    " The same line uses it on every iteration: it was computed once, outside"
+                    " the loop. Compute it inside the loop, or detach it where it is made if"
+                    " what made it should not be trained."
+                )
         else:
             message += (
                 " Detach it where it is reused (.detach()), or recompute it for each backward."

@@ -59,7 +59,7 @@ class HookRegistrations(Check):
     (GP306). Watches hook registration while recording (:class:`HookProbe`)."""
 
     name = "gradprobe.hooks.registrations"
-    codes = ("GP301", "GP302", "GP303", "GP304", "GP305", "GP306")
+    codes = ("GP301", "GP302", "GP303", "GP304", "GP305", "GP306", "GP310")
 
     def __init__(self) -> None:
         self.probe = HookProbe()

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from gradprobe._compat import NO_GRAD_FN_TEXT, NONSCALAR_ERROR
+from gradprobe._compat import NO_GRAD_FN_TEXT, NONSCALAR_ERROR, UNUSED_INPUT_ERROR
 from gradprobe._recorder import (
     Backward,
     Events,
@@ -34,6 +34,7 @@ __all__ = [
     "LeafBackward",
     "NonLeafGradRead",
     "NoneGradUsed",
+    "UnusedGradInput",
     "UnusedParameters",
 ]
 
@@ -72,6 +73,117 @@ class GraphCut(Check):
         if not isinstance(run.error, Exception):
             return ()
         return scalar_backward(run.events, run.error)
+
+
+@register
+class UnusedGradInput(Check):
+    """``autograd.grad`` asked for an input the outputs do not reach (GP140): which one,
+    the parameter's name when it is one, and where it was made."""
+
+    name = "gradprobe.missing_gradients.unused_grad_input"
+    codes = ("GP140",)
+
+    def on_backward_error(self, call: BackwardCall) -> Iterable[Finding]:
+        match = UNUSED_INPUT_ERROR.search("" if call.error is None else str(call.error))
+        if match is None:
+            return ()
+        index = int(match["index"]) if match["index"] is not None else None
+        events = call.run.events
+        tensor = (
+            call.inputs[index]
+            if index is not None and index < len(call.inputs)
+            else next((t for t in call.inputs if not _reaches(call.roots, t)), None)
+        )
+        name, owner = _parameter_owner(tensor, call.run.modules)
+        subject = f"parameter '{name}'" if name else "the tensor"
+        if index is not None:
+            subject = f"input {index} ({subject})"
+        why = ""
+        if owner is not None:
+            called = any(m is owner for m in call.run.modules) or id(owner) in call.run.inside
+            module = name.rsplit(".", 1)[0] if name and "." in name else type(owner).__name__
+            why = f": module '{module}' ({type(owner).__name__}) was " + (
+                "not called on the way to the outputs" if called else "never called"
+            )
+        made = events.module_lines.get(id(owner)) if owner is not None else None
+        return (
+            make_finding(
+                "GP140",
+                message=(
+                    f"{'torch.autograd.grad' if call.event.op == 'grad' else call.event.op} at "
+                    f"{_where(call.event.line)} was asked for the gradient "
+                    f"of {subject}, which the outputs do not depend on{why}. Ask only for the "
+                    "tensors the outputs use, or pass allow_unused=True (None for it; "
+                    "materialize_grads=True for zeros)."
+                ),
+                tensor=name,
+                locations=_locations((call.event.line, "cause"), (made, "created")),
+                details={"index": index, "parameter": name},
+            ),
+        )
+
+
+def _reaches(roots: Sequence[torch.Tensor], tensor: torch.Tensor) -> bool:
+    from gradprobe._recorder import _leaves_below
+
+    return any(id(tensor) in set(_leaves_below(root, 50_000)) for root in roots)
+
+
+def _parameter_owner(
+    tensor: torch.Tensor | None, modules: Sequence[torch.nn.Module]
+) -> tuple[str | None, torch.nn.Module | None]:
+    """The qualified name of ``tensor`` among the parameters of the top modules, and the
+    module that holds it directly."""
+    if tensor is None:
+        return None, None
+    for top in _top_modules(modules):
+        for prefix, module in top.named_modules():
+            for pname, param in module.named_parameters(recurse=False):
+                if param is tensor:
+                    return (f"{prefix}.{pname}" if prefix else pname), module
+    return _owner_by_reference(tensor)
+
+
+def _owner_by_reference(tensor: torch.Tensor) -> tuple[str | None, torch.nn.Module | None]:
+    """The parameter's name through the modules that hold it, found by who refers to it:
+    for a module no forward ran (only an error path pays for the search)."""
+    import gc
+
+    def holder(value: object, slot: str) -> tuple[str, torch.nn.Module] | None:
+        for table in gc.get_referrers(value):
+            if not isinstance(table, dict):
+                continue
+            for owner in _owners(table, slot):
+                key = next((k for k, v in table.items() if v is value), None)
+                if key is not None:
+                    return key, owner
+        return None
+
+    def _owners(table: dict[str, object], slot: str) -> list[torch.nn.Module]:
+        found = []
+        for referrer in gc.get_referrers(table):
+            if isinstance(referrer, torch.nn.Module) and referrer.__dict__.get(slot) is table:
+                found.append(referrer)
+            elif isinstance(referrer, dict) and referrer.get(slot) is table:  # a __dict__
+                found.extend(
+                    o
+                    for o in gc.get_referrers(referrer)
+                    if isinstance(o, torch.nn.Module) and o.__dict__ is referrer
+                )
+        return found
+
+    found = holder(tensor, "_parameters")
+    if found is None:
+        return None, None
+    name, owner = found
+    module = owner
+    for _ in range(32):  # up through the containers to the outermost module
+        parent = holder(module, "_modules")
+        if parent is None:
+            break
+        name = f"{parent[0]}.{name}"
+        module = parent[1]
+    return name, owner
 
 
 @register
@@ -281,7 +393,9 @@ def _flat_gradients(events: Events, modules: Sequence[torch.nn.Module]) -> list[
 def _leaf_backwards(events: Events) -> list[Finding]:
     if not events.leaf_backwards:
         return []
-    order, line, made = events.leaf_backwards[0]
+    order, line, made, (no_grad, switched) = events.leaf_backwards[0]
+    if no_grad is not None and switched is not None:
+        return [_band_aid(line, no_grad, switched)]
     earlier = [c for c in events.cuts.values() if c.kind in _LOSSY and c.order < order]
     # an argmax or comparison that lost the graph explains more than the .item() after it
     earlier = [c for c in earlier if c.kind == "non_differentiable"] or earlier
@@ -307,6 +421,26 @@ def _leaf_backwards(events: Events) -> list[Finding]:
             details={"leaf_line": made[1] if made else None},
         )
     ]
+
+
+def _band_aid(
+    line: SourceLine | None, no_grad: SourceLine | None, switched: SourceLine | None
+) -> Finding:
+    """GP115 for a loss computed with gradients off whose requires_grad was then switched
+    on so that backward() stops raising: nothing upstream trains."""
+    return make_finding(
+        "GP115",
+        message=(
+            f"backward() at {_where(line)} was called on a tensor whose values were "
+            f"computed with gradients turned off (at {_where(no_grad)}); requires_grad = "
+            f'True at {_where(switched)} silenced the error "does not require grad" by '
+            "making it a new leaf, connected to nothing, so no parameter gets a gradient. "
+            "Remove the no_grad (or @torch.no_grad()) around the training forward, and the "
+            "requires_grad line with it."
+        ),
+        locations=_locations((no_grad, "cause"), (switched, "created"), (line, "read")),
+        details={"band_aid_line": switched[1] if switched else None},
+    )
 
 
 def _grad_reads(events: Events) -> list[Finding]:
@@ -370,7 +504,7 @@ def _mixes(events: Events) -> list[Finding]:
     if not any(b.error is None for b in events.backwards):
         return found
     for mix in events.mixes:
-        if mix.line in seen:
+        if mix.line in seen or not _backpropagated(events, mix.node, mix.order):
             continue
         seen.add(mix.line)
         cuts = sorted((events.cuts[i] for i in mix.cuts), key=lambda c: c.order)
@@ -396,6 +530,30 @@ def _mixes(events: Events) -> list[Finding]:
             )
         )
     return found
+
+
+def _backpropagated(events: Events, node: NodeKey | None, after: int) -> bool:
+    """Whether a backward that ran after ``after`` went through ``node`` (up through its
+    recorded consumers to the backward's root); True when the node was never recorded."""
+    if node is None or node not in events.nodes:
+        return True
+    roots = {
+        key for b in events.backwards if b.error is None and b.order > after for key in b.roots
+    }
+    if not roots:
+        return False
+    seen = {node}
+    frontier = [node]
+    while frontier and len(seen) < 200_000:
+        key = frontier.pop()
+        if key in roots:
+            return True
+        record = events.nodes.get(key)
+        for consumer in record.consumers if record is not None else ():
+            if consumer not in seen:
+                seen.add(consumer)
+                frontier.append(consumer)
+    return False
 
 
 _LOSSY = frozenset({"non_differentiable", "item", "numpy", "autograd_grad"})
@@ -461,6 +619,8 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
             if cut is None:
                 cut = _leaf_cut(events, id(param))
             line = cut.line if cut is not None else events.parameter_lines.get(id(param))
+            if cut is not None and cut.kind == "no_grad" and cut.context is not None:
+                line = cut.context  # the `with torch.no_grad():` or decorator turned it off
             kind = (how, cut.op, cut.kind) if cut is not None else None
             if cut is None and id(param) in idle_only:
                 continue

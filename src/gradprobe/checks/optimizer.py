@@ -13,7 +13,7 @@ from gradprobe._recorder import (
     SourceLine,
 )
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.checks._common import _locations, _top_modules, _where, location
+from gradprobe.checks._common import _locations, _top_modules, _where, container_attribute, location
 from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = [
@@ -180,6 +180,13 @@ def optimizer_coverage(
                 "attribute."
             )
             pairs: list[tuple[SourceLine | None, LocationRole]] = [(line, "cause")]
+            held_in = container_attribute(module, outer)
+            if held_in is not None and held_in[1] is not None:
+                message += (
+                    f" It is held in {type(outer).__name__}.{held_in[0]}, a plain container "
+                    f"assigned at {_where(held_in[1])}."
+                )
+                pairs = [(held_in[1], "cause"), (line, "created")]
         elif remade := _made_in_forward(events, module, missed):
             line = remade
             message = (

@@ -7,16 +7,122 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
+from gradprobe._compat import DEVICE_MISMATCH, DTYPE_MISMATCH
 from gradprobe._recorder import (
     Events,
     SourceLine,
     _storage,
 )
+from gradprobe._source import traceback_location
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.checks._common import _locations, _top_modules, _where, location
+from gradprobe.checks._common import (
+    _locations,
+    _top_modules,
+    _where,
+    attribute_line,
+    container_attribute,
+    location,
+)
 from gradprobe.findings import Finding, make_finding
 
 __all__ = ["CopiedTies", "EmptyLoads", "FreezeTypos"]
+
+
+@register
+class UnregisteredModules(Check):
+    """A dtype or device mismatch raised in a module its model never registered (GP145)."""
+
+    name = "gradprobe.parameters.unregistered_modules"
+    codes = ("GP145",)
+
+    def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
+        error = run.error
+        if not isinstance(error, RuntimeError):
+            return ()
+        text = str(error)
+        if DEVICE_MISMATCH not in text and not DTYPE_MISMATCH.search(text):
+            return ()
+        for module in run.modules:
+            outer = run.inside.get(id(module))
+            if outer is None or any(m is module for m in outer.modules()):
+                continue
+            held = container_attribute(module, outer)
+            if held is None or held[1] is None:
+                continue
+            kind = type(module).__name__
+            made = run.events.module_lines.get(id(module))
+            return (
+                make_finding(
+                    "GP145",
+                    message=(
+                        f"The {kind} made at {_where(made)} runs inside "
+                        f"{type(outer).__name__} but is held in {type(outer).__name__}."
+                        f"{held[0]}, a plain container assigned at {_where(held[1])}, so the "
+                        f"model does not know it: .to()/.double() did not convert it, which is "
+                        f"why the script failed ({text.splitlines()[0]}). Hold it in "
+                        "nn.ModuleList or nn.ModuleDict."
+                    ),
+                    locations=[
+                        *_locations((held[1], "cause"), (made, "created")),
+                        *(
+                            loc
+                            for loc in (traceback_location(error.__traceback__),)
+                            if loc is not None
+                        ),
+                    ],
+                    details={"attribute": held[0], "module": kind},
+                ),
+            )
+        return ()
+
+
+@register
+class TensorAttributes(Check):
+    """A module attribute that is a tensor requiring grad, not a Parameter, that no
+    optimizer holds (GP146)."""
+
+    name = "gradprobe.parameters.tensor_attributes"
+    codes = ("GP146",)
+    reads_modules = True
+
+    def conclude(self, run: Run) -> Iterable[Finding]:
+        if not run.optimizers or not run.events.steps:
+            return ()
+        held = {id(p) for opt in run.optimizers for g in opt.param_groups for p in g["params"]}
+        found: list[Finding] = []
+        for top in _top_modules(run.modules):
+            for prefix, module in top.named_modules():
+                for attr, value in vars(module).items():
+                    if (
+                        type(value) is not torch.Tensor
+                        or not value.requires_grad
+                        or value.grad_fn is not None
+                        or id(value) in held
+                    ):
+                        continue
+                    line = attribute_line(module, attr)
+                    name = f"{prefix}.{attr}" if prefix else attr
+                    found.append(
+                        make_finding(
+                            "GP146",
+                            message=(
+                                f"{name} is a tensor that requires grad, kept on "
+                                f"{type(module).__name__} as a plain attribute"
+                                + (f" (at {_where(line)})" if line else "")
+                                + ", not an nn.Parameter: model.parameters() leaves it out and "
+                                "no optimizer updates it"
+                                + (
+                                    " (its .grad fills up and nothing applies it)"
+                                    if value.grad is not None
+                                    else ""
+                                )
+                                + ". Wrap it in nn.Parameter(...)."
+                            ),
+                            tensor=name,
+                            locations=_locations((line, "cause")),
+                        )
+                    )
+        return found[:3]
 
 
 @register

@@ -275,9 +275,9 @@ def silent_findings(events: Events, roots: Sequence[torch.Tensor]) -> list[Findi
                         message=(
                             f"{node.name} saved a tensor of shape {saved.shape} "
                             f"(slot {saved.slot!r}) at {_where(record.line)}; its memory was "
-                            f"then overwritten at {_where(write.line)} by {write.op} through "
-                            "an alias that does not share its version counter (.data, "
-                            ".numpy()), so backward() will not raise and will compute the "
+                            f"then overwritten at {_where(write.line)} by {write.op}"
+                            + _how_silent(write.op)
+                            + ", so backward() will not raise and will compute the "
                             "gradient from the overwritten values."
                         ),
                         node=node.name,
@@ -287,6 +287,17 @@ def silent_findings(events: Events, roots: Sequence[torch.Tensor]) -> list[Findi
                 )
                 break
     return findings
+
+
+def _how_silent(op: str) -> str:
+    if "batch_norm" in op:
+        return (
+            " in training mode, which updates the running statistics in place without "
+            "moving their version counter (the module was in eval mode when it saved them; "
+            "backpropagate that output before the next training-mode call, or call the "
+            "module in eval mode again)"
+        )
+    return " through an alias that does not share its version counter (.data, .numpy())"
 
 
 def before_backward(events: Events, roots: Sequence[torch.Tensor]) -> list[Finding]:

@@ -124,6 +124,8 @@ class HookProbe:
         self._copes: dict[int, bool] = {}
         self._hook_errors: dict[int, tuple[int, str, Location | None]] = {}
         self._wrapped: OrderedDict[int, tuple[weakref.ref[torch.Tensor], int]] = OrderedDict()
+        # registration index -> (the hook table's weak ref, the hook's key in it)
+        self._handles: dict[int, tuple[Any, int]] = {}
 
     # -- Probe protocol ---------------------------------------------------------------------
 
@@ -155,7 +157,40 @@ class HookProbe:
         if error is not None and INPLACE_VIEW_ERROR in str(error):
             found.extend(self._inplace_findings(error))
         found.extend(self._dict_findings())
+        found.extend(self._repeated_findings())
         return found
+
+    def _repeated_findings(self) -> Iterator[Finding]:
+        """GP310: one line registering hooks on the same module again and again, the
+        earlier ones still attached."""
+        groups: dict[tuple[int, str, Line | None], list[Registration]] = {}
+        for registration in self.registrations:
+            if registration.module_id is not None:
+                key = (registration.module_id, registration.kind, registration.line)
+                groups.setdefault(key, []).append(registration)
+        for (_, kind, line), group in groups.items():
+            attached = 0
+            for registration in group:
+                table_ref, ident = self._handles.get(registration.index, (None, None))
+                table = table_ref() if table_ref is not None else None
+                if table is not None and ident in table:
+                    attached += 1
+            if attached < 3 or line is None:
+                continue
+            module = group[0].module or "a module"
+            yield make_finding(
+                "GP310",
+                message=(
+                    f"The {kind} hook {group[0].hook!r} was registered on {module} "
+                    f"{len(group)} times by the same line, and {attached} of them are still "
+                    "attached: each call adds one more and all of them run, so what they "
+                    "compute is counted once per registration. Register it once, or remove "
+                    "the handle (handle.remove()) before registering again."
+                ),
+                module=group[0].module,
+                locations=[loc for loc in (location(line, "cause"),) if loc is not None],
+                details={"registrations": len(group), "attached": attached},
+            )
 
     def _registered(
         self, module: torch.nn.Module | None, hook: Any, kind: HookKind, handle: Any
@@ -179,6 +214,8 @@ class HookProbe:
             composite=bool(module._modules) if module is not None else False,
         )
         self.registrations.append(registration)
+        with contextlib.suppress(AttributeError):  # where it lives: is it still attached?
+            self._handles[registration.index] = (handle.hooks_dict_ref, handle.id)
         if kind in ("backward", "backward_legacy", "global_backward", "global_backward_legacy"):
             table = handle.hooks_dict_ref()
             if table is not None and handle.id in table:

@@ -33,7 +33,11 @@ _MAX_TEXT = 80
 _MAX_SAVED = 6
 _MAX_METADATA = 3
 
-_FONT = "Helvetica"
+# Boxes are sized for the font named here. DejaVu Sans is the widest sans-serif a viewer
+# commonly falls back to (about 10% wider than Helvetica/Arial/Liberation Sans, 20% in
+# bold), and graphviz-pure carries its metrics: sized for it, a label fits in any of them.
+# to_svg() then lists Helvetica and Arial after it, for viewers without DejaVu.
+_FONT = "DejaVu Sans"
 _GREY = "#666666"
 _RED = "#c62828"
 _FILL = {
@@ -194,6 +198,7 @@ class _Writer:
         self.show_saved = show_saved
         self.lines: list[str] = []
         self.clusters = 0
+        self.freed = graph.freed
 
     def write(self) -> str:
         self.lines = [
@@ -254,9 +259,13 @@ class _Writer:
 
     # -- nodes --------------------------------------------------------------------------------
 
+    def decorate(self, node_id: int, lines: list[str], attrs: dict[str, str]) -> None:
+        """Change a node's label lines and attributes before they are written (a finding's
+        picture marks its culprits here); the plain graph changes nothing."""
+
     def node_attrs(self, node: Node, cluster: Cluster) -> str:
         if node.leaf is not None:
-            return self.leaf_attrs(node.leaf)
+            return self.leaf_attrs(node.leaf, node.id)
         lines = [f"<B>{html_text(node.label)}</B>"]
         where = self.local_module(node.id, cluster)
         if where:
@@ -283,6 +292,8 @@ class _Writer:
         if stale:
             attrs["color"] = _RED
             attrs["penwidth"] = "2"
+        self.decorate(node.id, lines, attrs)
+        attrs["label"] = _label(lines)
         return _attrs(**attrs)
 
     def local_module(self, node_id: int, cluster: Cluster) -> str:
@@ -307,18 +318,25 @@ class _Writer:
             return _font(html_text(text, 2 * _MAX_TEXT) + html_text(version), size=8, color=_RED)
         return _font(html_text(f"{text} v{now}", 2 * _MAX_TEXT), size=8)
 
-    def leaf_attrs(self, leaf: Leaf) -> str:
+    def leaf_attrs(self, leaf: Leaf, node_id: int) -> str:
         name = leaf.name if leaf.name is not None else "tensor"
         detail = f"{_shape(leaf.shape)} {leaf.dtype}"
         if leaf.device != "cpu":
             detail += f" {leaf.device}"
-        grad = "grad ✓" if leaf.has_grad else "no grad"
+        if leaf.has_grad:
+            grad = "grad ✓"
+        elif self.freed:  # backward ran through this graph and left no .grad here
+            grad = "no grad"
+        else:  # traced before the backward that will fill it
+            grad = "grad not computed yet"
         lines = [
             f"<B>{html_text(name)}</B>",
             _font(html_text(detail), size=8),
             _font(grad, size=8, color=_GREY),
         ]
-        return _attrs(label=_label(lines), fillcolor=_FILL[leaf.kind])
+        attrs = {"fillcolor": _FILL[leaf.kind]}
+        self.decorate(node_id, lines, attrs)
+        return _attrs(label=_label(lines), **attrs)
 
     def box_attrs(self, box: Box) -> str:
         each = f"{_plural(box.nodes, 'node')}, {_plural(box.params, 'param')}"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -259,4 +260,30 @@ def _run(engine: Engine, dot: str, timeout: float, size: int) -> str:
             f"{ENGINE_ENV} at one; to_dot() gives the DOT text to inspect."
         )
         raise RenderError(msg)
-    return done.stdout.decode("utf-8", errors="replace")
+    return _for_any_viewer(done.stdout.decode("utf-8", errors="replace"))
+
+
+_FAMILY = re.compile(r'font-family="DejaVu Sans[^"]*"')
+_CLASS = re.compile(r'class="[^"]*&#45;[^"]*"')
+_FAMILIES = 'font-family="DejaVu Sans,Helvetica,Arial,sans-serif"'
+
+
+def _for_any_viewer(svg: str) -> str:
+    """Labels that fit their boxes whatever fonts the viewer has.
+
+    The boxes are sized for DejaVu Sans (see ``gradprobe.render.dot``), so a viewer
+    without it should take a font of Helvetica's metrics, narrower, rather than its
+    default serif. ``geometricPrecision`` asks for the font's own advance widths: with
+    hinting, browsers round each glyph to whole pixels, which made long lines up to 4%
+    wider than any metrics say (measured in Chromium at 100% zoom).
+
+    Example:
+        >>> svg = _for_any_viewer('<svg width="1pt"><text font-family="DejaVu Sans">x</text>')
+        >>> svg.split("<text")[0]
+        '<svg text-rendering="geometricPrecision" width="1pt">'
+        >>> svg.split("<text")[1]
+        ' font-family="DejaVu Sans,Helvetica,Arial,sans-serif">x</text>'
+    """
+    svg = svg.replace("<svg ", '<svg text-rendering="geometricPrecision" ', 1)
+    svg = _CLASS.sub(lambda m: m.group(0).replace("&#45;", "-"), svg)  # gp-problem, greppable
+    return _FAMILY.sub(_FAMILIES, svg)

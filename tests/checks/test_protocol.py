@@ -1,0 +1,142 @@
+"""The training-step protocol: clipping inside an accumulation window (GP142), a step with
+no backward since the last one (GP143), clipping handed an exhausted iterator (GP144); and
+the correct loops of the same shapes, which must stay silent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _run import diagnose, line_of, roles
+
+_HEAD = """
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+batches = [torch.randn(4, 4) for _ in range(8)]
+"""
+
+
+def codes(tmp_path: Path, body: str) -> tuple[list[tuple[str, list[tuple[str, int | None]]]], str]:
+    found, text = diagnose(tmp_path, _HEAD + body)
+    return [(f.code, roles(f)) for f in found], text
+
+
+def test_clipping_after_every_micro_batch_is_named(tmp_path: Path) -> None:
+    found, text = codes(
+        tmp_path,
+        """
+for i, x in enumerate(batches):
+    (model(x).pow(2).mean() / 4).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)  # every micro-batch
+    if (i + 1) % 4 == 0:
+        opt.step()  # the window's step
+        opt.zero_grad()
+""",
+    )
+    assert found == [
+        (
+            "GP142",
+            [
+                ("cause", line_of(text, "every micro-batch")),
+                ("read", line_of(text, "the window's step")),
+            ],
+        )
+    ]
+
+
+def test_clipping_once_per_window_is_silent(tmp_path: Path) -> None:
+    found, _ = codes(
+        tmp_path,
+        """
+for i, x in enumerate(batches):
+    (model(x).pow(2).mean() / 4).backward()
+    if (i + 1) % 4 == 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        opt.step()
+        opt.zero_grad()
+""",
+    )
+    assert found == []
+
+
+def test_a_leftover_step_after_the_window_step_is_named(tmp_path: Path) -> None:
+    found, text = codes(
+        tmp_path,
+        """
+for x in batches:
+    model(x).pow(2).mean().backward()
+    opt.step()  # the window's step
+    opt.zero_grad(set_to_none=False)
+    opt.step()  # left over from before
+""",
+    )
+    assert found == [
+        (
+            "GP143",
+            [
+                ("cause", line_of(text, "left over from before")),
+                ("read", line_of(text, "the window's step")),
+            ],
+        )
+    ]
+
+
+def test_two_optimizers_after_one_backward_and_a_closure_step_are_silent(tmp_path: Path) -> None:
+    found, _ = codes(
+        tmp_path,
+        """
+head = nn.Linear(1, 1)
+opt_head = torch.optim.Adam(head.parameters(), lr=0.01)
+lbfgs = torch.optim.LBFGS(head.parameters(), max_iter=2)
+for x in batches[:3]:
+    opt.zero_grad()
+    opt_head.zero_grad()
+    head(model(x)).pow(2).mean().backward()
+    opt.step()
+    opt_head.step()
+
+def closure():
+    lbfgs.zero_grad()
+    loss = head(model(batches[0]).detach()).pow(2).mean()
+    loss.backward()
+    return loss
+
+for _ in range(2):
+    lbfgs.step(closure)
+""",
+    )
+    assert found == []
+
+
+def test_clipping_a_consumed_filter_is_named(tmp_path: Path) -> None:
+    found, text = codes(
+        tmp_path,
+        """
+trainable = filter(lambda p: p.requires_grad, model.parameters())
+sgd = torch.optim.SGD(trainable, lr=0.1)
+for x in batches[:2]:
+    sgd.zero_grad()
+    model(x).pow(2).mean().backward()
+    norm = torch.nn.utils.clip_grad_norm_(trainable, 1.0)  # nothing left
+    sgd.step()
+""",
+    )
+    assert found == [("GP144", [("cause", line_of(text, "nothing left"))])]
+
+
+def test_clipping_a_fresh_generator_still_clips(tmp_path: Path) -> None:
+    # gradprobe reads the generator to count it and hands torch an equivalent one
+    _, _ = codes(
+        tmp_path,
+        """
+x = batches[0]
+model(x).pow(2).mean().mul(1000).backward()
+norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+total = torch.nn.utils.get_total_norm([p.grad for p in model.parameters()])
+assert abs(float(total) - 1.0) < 1e-4, float(total)
+assert float(norm) > 1.0
+""",
+    )

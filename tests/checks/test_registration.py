@@ -1,0 +1,172 @@
+"""Registration and wiring: layers in plain containers (GP116 and GP145 name the
+container), tensors that should be parameters (GP146), hooks stacked every step (GP310),
+gradients turned off by a decorator or a `with` block (GP107, GP104, GP115)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _run import diagnose, line_of, roles
+
+_CELLS = """
+import torch
+from torch import nn
+
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = []  # the container
+        for _ in range(2):
+            self.layers.append(nn.Linear(4, 4))
+        self.out = nn.Linear(4, 1)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return self.out(x)
+
+model = Stack()
+"""
+
+
+def test_a_layer_in_a_plain_list_names_the_container(tmp_path: Path) -> None:
+    found, text = diagnose(
+        tmp_path,
+        _CELLS
+        + """
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    opt.zero_grad()
+    model(torch.randn(3, 4)).pow(2).mean().backward()
+    opt.step()
+""",
+    )
+    (finding,) = [f for f in found if f.code == "GP116"]
+    assert roles(finding)[0] == ("cause", line_of(text, "the container"))
+
+
+def test_a_dtype_error_in_a_layer_the_model_does_not_hold_names_the_container(
+    tmp_path: Path,
+) -> None:
+    found, text = diagnose(
+        tmp_path,
+        _CELLS
+        + """
+model.double()
+model(torch.randn(3, 4, dtype=torch.float64))
+""",
+        status=1,
+    )
+    (finding,) = [f for f in found if f.code == "GP145"]
+    assert roles(finding)[0] == ("cause", line_of(text, "the container"))
+    assert finding.details["attribute"] == "layers"
+
+
+def test_a_tensor_attribute_that_requires_grad_is_named(tmp_path: Path) -> None:
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        class Gate(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 4)
+                self.peep = torch.zeros(4, requires_grad=True)  # not a Parameter
+                self.scale = nn.Parameter(torch.ones(4))
+
+            def forward(self, x):
+                return self.lin(x) * self.peep.sigmoid() * self.scale
+
+        gate = Gate()
+        opt = torch.optim.Adam(gate.parameters(), lr=0.1)
+        for _ in range(2):
+            opt.zero_grad()
+            gate(torch.randn(2, 4)).sum().backward()
+            opt.step()
+        """,
+    )
+    assert [(f.code, f.tensor, roles(f)) for f in found] == [
+        ("GP146", "peep", [("cause", line_of(text, "not a Parameter"))])
+    ]
+
+
+def test_a_hook_registered_every_step_is_named_and_a_removed_one_is_not(
+    tmp_path: Path,
+) -> None:
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+        acts = []
+        for step in range(4):
+            model[1].register_forward_hook(lambda m, i, o: acts.append(o))  # every step
+            handle = model[0].register_forward_hook(lambda m, i, o: None)
+            model(torch.randn(2, 4)).sum().backward()
+            handle.remove()
+        """,
+    )
+    (finding,) = [f for f in found if f.code == "GP310"]
+    assert roles(finding) == [("cause", line_of(text, "every step"))]
+    assert finding.details == {"registrations": 4, "attached": 4}
+    assert len([f for f in found if f.code == "GP310"]) == 1
+
+
+def test_a_no_grad_decorated_forward_and_its_band_aid_name_the_decorator(
+    tmp_path: Path,
+) -> None:
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 1)
+
+            @torch.no_grad()  # turns gradients off
+            def forward(self, x):
+                return self.lin(x)
+
+        net = Net()
+        loss = net(torch.randn(2, 4)).pow(2).mean()
+        loss.requires_grad = True  # the band-aid
+        loss.backward()
+        """,
+    )
+    causes = {loc.line for f in found for loc in f.locations if loc.role == "cause"}
+    assert causes == {line_of(text, "turns gradients off")}
+    (band_aid,) = [f for f in found if f.code == "GP115"]
+    assert ("created", line_of(text, "the band-aid")) in roles(band_aid)
+
+
+def test_the_no_grad_block_that_made_the_value_is_named(tmp_path: Path) -> None:
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        lin = nn.Linear(3, 1)
+
+        def loss_of(x):
+            return lin(x).pow(2).mean()
+
+        with torch.no_grad():  # a log line, fine
+            before = loss_of(torch.randn(2, 3))
+        with torch.no_grad():  # the one that feeds backward
+            meta = loss_of(torch.randn(2, 3))
+        meta.backward()
+        """,
+        status=1,
+    )
+    (finding,) = [f for f in found if f.code == "GP104"]
+    assert [r for r in roles(finding) if r[0] == "cause"] == [
+        ("cause", line_of(text, "feeds backward"))
+    ]
