@@ -90,7 +90,7 @@ if __name__ == "__main__":
     main()
 
 # expect: hook timeline (11 calls)
-# expect: forward    forward_pre       Sequential                       before_forward
-# expect: backward   backward_pre      out (Linear)
-# expect: backward   post_accumulate   hidden.weight                    after_accumulate
-# expect: backward   backward          hidden (Linear)                  backward
+# expect: forward   forward_pre      Sequential                      before_forward
+# expect: backward  backward_pre     out (Linear)
+# expect: backward  post_accumulate  hidden.weight                   after_accumulate
+# expect: backward  backward         hidden (Linear)                 backward

@@ -72,8 +72,8 @@ if __name__ == "__main__":
     main()
 
 # expect: hooks on SmallCNN (4)
-# expect: fc (Linear)     backward_legacy   partial(log_grads,
-# expect: fc.weight       tensor            clip                     hooks_inspect.py:
+# expect: fc (Linear)    backward_legacy  partial(log_grads,
+# expect: fc.weight      tensor           clip                          hooks_inspect.py:
 # expect: GP301 legacy_backward_hook
 # expect: register_backward_hook (legacy) grad_input, attached to AddmmBackward0
 # expect: grad of weight, transposed

@@ -220,3 +220,46 @@ def test_already_explained_errors_are_not_wrapped_twice() -> None:
         loss.backward()
     assert str(info.value).count("gradprobe GP101") == 1
     assert type(info.value.__cause__) is RuntimeError
+
+
+class StepError(RuntimeError):
+    """A user's error type that takes other arguments than a message."""
+
+    def __init__(self, step: int, text: str) -> None:
+        super().__init__(f"step {step}: {text}")
+        self.step = step
+
+
+class Unprintable(RuntimeError):
+    def __str__(self) -> str:
+        msg = "this error cannot be printed"
+        raise ValueError(msg)
+
+
+def _nonscalar_backward_as(make: type[RuntimeError] | object) -> BaseException:
+    x = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError) as info, explain():
+        try:
+            (x * 2).backward()
+        except RuntimeError as error:
+            raise make(error) from None  # type: ignore[operator]
+    return info.value
+
+
+def test_a_user_error_type_with_its_own_init_is_explained_not_turned_into_a_type_error() -> None:
+    error = _nonscalar_backward_as(lambda e: StepError(3, str(e)))
+    assert isinstance(error, StepError) and isinstance(error, AutogradError)
+    assert error.step == 3  # type: ignore[attr-defined]
+    text = str(error)
+    assert text.startswith("gradprobe GP105 nonscalar_backward")
+    assert text.endswith("step 3: grad can be implicitly created only for scalar outputs")
+    assert isinstance(error.__cause__, StepError)
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error) and str(copy) == text
+
+
+def test_an_error_whose_str_raises_comes_out_unchanged() -> None:
+    error = _nonscalar_backward_as(lambda e: Unprintable(*e.args))
+    assert type(error) is Unprintable  # not the ValueError its __str__ raises
+    with pytest.raises(ValueError, match="cannot be printed"):
+        str(error)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradprobe import strategies as gps
-from gradprobe.errors import GradprobeError, GradprobeValueError
+from gradprobe.errors import GradprobeError, GradprobeTypeError, GradprobeValueError
 
 
 def test_without_hypothesis_the_error_names_the_extra() -> None:
@@ -115,3 +115,32 @@ def test_models_are_reproducible_and_leave_the_global_rng_alone() -> None:
 def test_bad_arguments(make: object, match: str) -> None:
     with pytest.raises(GradprobeValueError, match=match):
         make()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [gps.linear_layers, gps.conv_layers, gps.mlps, gps.conv_nets],
+    ids=["linear_layers", "conv_layers", "mlps", "conv_nets"],
+)
+def test_a_non_float_dtype_is_refused_when_the_strategy_is_made(make: object) -> None:
+    name = make.__name__  # type: ignore[attr-defined]
+    with pytest.raises(
+        GradprobeValueError,
+        match=rf"^{name}\(dtype=torch.int64\): weights and inputs need a floating-point dtype",
+    ):
+        make(dtype=torch.int64)  # type: ignore[operator]
+    with pytest.raises(
+        GradprobeTypeError,
+        match=rf"^{name}\(dtype=...\) takes a torch.dtype, got "
+        r"'float64' \(a str\)",
+    ):
+        make(dtype="float64")  # type: ignore[operator]
+    assert make(dtype=torch.float32) is not None  # type: ignore[operator]
+
+
+@given(gps.graphs())
+@settings(max_examples=3, deadline=None)
+def test_graph_case_leaves_refuse_a_non_float_dtype(case: gps.GraphCase) -> None:
+    with pytest.raises(GradprobeValueError, match=r"GraphCase.leaves\(dtype=torch.int32\)"):
+        case.leaves(torch.int32)
+    assert all(leaf.dtype == torch.float32 for leaf in case.leaves(torch.float32))

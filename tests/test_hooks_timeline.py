@@ -381,3 +381,12 @@ def test_bad_arguments() -> None:
         timeline(42)  # type: ignore[arg-type]
     with pytest.raises(GradprobeValueError, match="max_nodes"):
         timeline(lambda: None, max_nodes=0)
+    with pytest.raises(
+        GradprobeTypeError,
+        match=r"timeline\(names=...\) takes a mapping from names to tensors, got 5",
+    ):
+        timeline(lambda: None, names=5)  # type: ignore[arg-type]
+    with pytest.raises(GradprobeTypeError, match=r"got \{'x': 1\} \(a dict\)"):
+        timeline(lambda: None, names={"x": 1})  # type: ignore[dict-item]
+    with pytest.raises(GradprobeTypeError, match=r"timeline\(model=...\) names modules"):
+        timeline(lambda: None, model="net")  # type: ignore[arg-type]

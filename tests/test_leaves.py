@@ -82,6 +82,46 @@ def test_text_rendering_groups_reasons_and_fits_80_columns() -> None:
     assert str(gradprobe.leaf_report(graph, model)).count("0.weight") == 2
 
 
+def test_a_graph_traced_without_model_neither_doubles_rows_nor_claims_a_cut() -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))  # healthy
+    loss = model(torch.ones(2, 3)).sum()
+    graph = gradprobe.trace(loss)  # no model=: the leaves have no names
+    assert [leaf.name for leaf in graph.leaves] == [None] * 4
+    for report in (gradprobe.leaf_report(graph, model), gradprobe.leaf_report(model, graph)):
+        names = [row.name for row in report.rows]
+        assert names == [name for name, _ in model.named_parameters()]  # each once
+        assert all(row.in_graph is None for row in report.rows)  # unknown, not False
+        text = str(report)
+        assert "not in the traced graph" not in text
+        assert "(unnamed leaf)" not in text
+        assert report.notes == (
+            (
+                "the graph reaches 4 unnamed leaf tensors (it was traced without model= or "
+                "names=), which cannot be matched to the tensors listed; trace(loss, "
+                "model=model) tells which parameters it reaches"
+            ),
+        )
+        assert "note: the graph reaches 4 unnamed leaf tensors" in text
+    named = gradprobe.leaf_report(gradprobe.trace(loss, model=model), model)
+    assert all(row.in_graph is True for row in named.rows) and named.notes == ()
+
+
+def test_a_graph_traced_with_model_still_says_which_parameters_it_does_not_reach() -> None:
+    layer = nn.Linear(2, 2)
+    scale = torch.ones(2, requires_grad=True)  # an unnamed leaf that is no parameter
+    loss = (layer(torch.ones(1, 2)).detach() * scale).sum()
+    graph = gradprobe.trace(loss, model=layer)
+    assert graph.model == "Linear" and gradprobe.trace(loss).model is None
+    report = gradprobe.leaf_report(graph, layer)
+    rows = _rows(report)
+    assert rows["weight"].in_graph is False and rows["bias"].in_graph is False
+    assert rows["weight"].note == (
+        "not in the traced graph: unused, or cut by detach()/.data/no_grad()"
+    )
+    assert report.notes == ()
+    assert [row.name for row in report.rows] == ["weight", "bias", "(unnamed leaf)"]
+
+
 @pytest.mark.parametrize("bad", [3, "w", [torch.ones(1)], {"w": 2}])
 def test_bad_sources_are_rejected_with_what_was_passed(bad: object) -> None:
     with pytest.raises(gradprobe.GradprobeTypeError, match="leaf_report"):

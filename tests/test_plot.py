@@ -180,6 +180,56 @@ def test_gradient_flow_from_a_session_and_tensors() -> None:
     assert png_size(chart.to_png()) == chart.size
 
 
+def _wide_head(scale: float) -> tuple[nn.Module, object]:
+    import gradprobe
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 1000))
+    with gradprobe.watch(model, sample_every=1) as session:
+        for _ in range(2):
+            (model(torch.randn(1, 4)) * scale).sum().backward()
+    return model, session
+
+
+def test_a_session_chart_flags_what_its_findings_flag_not_the_mean() -> None:
+    # each bias gradient element is 5e-8: the mean |grad| is below 1e-7, the L2 norm
+    # (5e-8 * sqrt(1000) ~ 1.6e-6) is not, and findings() judge the norm
+    model, session = _wide_head(5e-8)
+    bias = model[0].bias.grad
+    assert bias is not None
+    assert bias.abs().mean() < 1e-7 < bias.norm()
+    assert not [f for f in session.findings() if f.code == "GP204"]  # type: ignore[attr-defined]
+    assert GradientFlowChart(session).flagged == {}  # type: ignore[arg-type]
+    plain = GradientFlowChart(session.gradient_flow())  # type: ignore[attr-defined]
+    assert plain.flagged["0.bias"] == "vanishing"  # plain rows: the documented mean rule
+    # below the norm too: the chart and the findings agree again
+    _, tiny = _wide_head(1e-12)
+    (vanishing,) = [f for f in tiny.findings() if f.code == "GP204"]  # type: ignore[attr-defined]
+    chart = GradientFlowChart(tiny)  # type: ignore[arg-type]
+    assert set(chart.flagged) == set(vanishing.details["norms"]) == {"0.weight", "0.bias"}
+
+
+def test_every_colour_of_a_flow_chart_is_in_its_legend() -> None:
+    rows = [
+        ("ok", 1e-3, 1e-2),
+        ("tiny", 1e-9, 1e-8),
+        ("huge", 1.0, 1e6),
+        ("unused", None, None),
+    ]
+    chart = GradientFlowChart(rows)
+    labels = [patch.get_label() for patch in chart._legend()]
+    assert labels == [
+        "max |grad|",
+        "mean |grad|",
+        "mean |grad|, vanishing",
+        "mean |grad|, exploding",
+        "mean |grad|, no gradient",
+    ]
+    assert "mean |grad|, vanishing" in chart.to_svg()  # drawn, not only listed
+    only_ok = GradientFlowChart(rows[:1])
+    assert [patch.get_label() for patch in only_ok._legend()] == ["max |grad|", "mean |grad|"]
+
+
 def test_gradient_flow_errors() -> None:
     with pytest.raises(GradprobeTypeError, match="gradient_flow"):
         GradientFlowChart(42)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from torch import nn
 
 import gradprobe
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError
-from gradprobe.graph import Graph
+from gradprobe.graph import Edge, Graph
 from gradprobe.render import to_dot
 from gradprobe.render.dot import html_text
 
@@ -368,3 +368,45 @@ def test_bad_options_are_reported(
 def test_only_graphs_can_be_drawn() -> None:
     with pytest.raises(GradprobeTypeError, match=r"gradprobe.trace\(loss"):
         to_dot(torch.ones(2))  # type: ignore[arg-type]
+
+
+def _hand_built(**changes: Any) -> Graph:
+    w = torch.ones(3, requires_grad=True)
+    graph = gradprobe.trace((w * 2).sum(), names={"w": w})
+    return dataclasses.replace(graph, **changes)
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (
+            lambda g: {"nodes": (dataclasses.replace(g.nodes[0], id=7), *g.nodes[1:])},
+            r"nodes\[0\] has id 7; node ids must be their positions",
+        ),
+        (
+            lambda g: {"edges": (*g.edges, Edge(0, 9, 0, 0))},
+            (
+                r"edges\[2\] = Edge\(src=0, dst=9, slot=0, input_nr=0\) names node 9, but the "
+                r"graph has 3 nodes"
+            ),
+        ),
+        (lambda g: {"edges": ((0, 1),)}, r"edges\[0\] is \(0, 1\), not an Edge"),
+        (
+            lambda g: {"roots": (dataclasses.replace(g.roots[0], node=3),)},
+            r"roots\[0\] \('output'\) enters at node 3, but the graph has 3 nodes",
+        ),
+        (lambda g: {"nodes": ("SumBackward0",)}, r"nodes\[0\] is a str, not a Node"),
+        (lambda g: {"nodes": None}, "nodes is NoneType, not a tuple"),
+    ],
+    ids=["node-id", "edge-range", "edge-type", "root-range", "node-type", "nodes-none"],
+)
+def test_a_malformed_graph_is_named_not_crashed_on(make: Any, problem: str) -> None:
+    good = _hand_built()
+    assert to_dot(good)  # the graph they are made from draws
+    bad = _hand_built(**make(good))
+    with pytest.raises(
+        GradprobeValueError, match=rf"^to_dot\(\) cannot draw this Graph: {problem}"
+    ):
+        to_dot(bad)
+    with pytest.raises(GradprobeValueError, match=problem):
+        gradprobe.to_svg(bad)

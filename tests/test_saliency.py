@@ -674,6 +674,51 @@ def test_bad_model_and_input() -> None:
         guided_backprop(model, torch.ones(1, 3), on_blind_spot="loud")  # type: ignore[arg-type]
 
 
+def _cnn() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 2)
+    )
+
+
+@pytest.mark.parametrize("explain", [guided_backprop, gradient, grad_cam])
+def test_meta_and_sparse_inputs_are_refused_by_name(explain: Callable[..., object]) -> None:
+    model, x = _cnn(), torch.randn(1, 3, 8, 8)
+    name = explain.__name__
+    with pytest.raises(
+        GradprobeValueError,
+        match=rf"^{name}\(\) needs an input with values, got a "
+        r"tensor on the meta device \(shape \(1, 3, 8, 8\)\)",
+    ):
+        explain(model, x.to("meta"))
+    with pytest.raises(
+        GradprobeTypeError,
+        match=rf"^{name}\(\) needs a dense input, got a "
+        r"torch.sparse_coo tensor .*Pass x.to_dense\(\)",
+    ):
+        explain(model, x.to_sparse())
+    with (
+        torch.inference_mode(),
+        pytest.raises(
+            GradprobeValueError, match=rf"^{name}\(\) was called inside torch.inference_mode\(\)"
+        ),
+    ):
+        explain(model, x)
+
+
+@pytest.mark.parametrize("explain", [guided_backprop, gradient, grad_cam])
+def test_an_input_made_under_inference_mode_is_explained_like_any_other(
+    explain: Callable[..., SaliencyMap],
+) -> None:
+    model, x = _cnn(), torch.randn(1, 3, 8, 8)
+    with torch.inference_mode():
+        frozen = x.clone()
+    assert frozen.is_inference()
+    assert torch.equal(explain(model, frozen).map, explain(model, x).map)
+    assert frozen.is_inference() and torch.equal(frozen, x)  # the user's tensor untouched
+    assert tuple(activations(model, frozen, "1").shape) == (1, 4, 6, 6)
+
+
 @pytest.mark.parametrize(
     ("target", "error", "match"),
     [

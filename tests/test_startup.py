@@ -37,7 +37,11 @@ def _python(code: str) -> subprocess.CompletedProcess[str]:
     ],
     ids=["gradprobe", "python -m gradprobe"],
 )
-@pytest.mark.parametrize("args", [["--help"], ["--version"]], ids=["help", "version"])
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["--version"], ["diagnose", "--help"], ["demo", "--help"]],
+    ids=["help", "version", "diagnose-help", "demo-help"],
+)
 def test_help_and_version_answer_without_importing_torch(start: str, args: list[str]) -> None:
     done = _python(
         f"""

@@ -477,6 +477,59 @@ def test_gradcheck_restores_function_apply_and_rejects_bad_input() -> None:
         assert_gradcheck("sin", inputs())  # type: ignore[arg-type]
 
 
+def _double() -> torch.Tensor:
+    return torch.rand(3, dtype=torch.float64, requires_grad=True)
+
+
+@pytest.mark.parametrize(
+    ("fn", "given", "kind", "match"),
+    [
+        (
+            torch.sin,
+            lambda: None,
+            GradprobeTypeError,
+            r"takes a tensor or a tuple of inputs, got None \(a NoneType\)",
+        ),
+        (torch.sin, lambda: 3.0, GradprobeTypeError, r"got 3.0 \(a float\)"),
+        (
+            torch.sin,
+            lambda: (torch.rand(3, dtype=torch.float64, device="meta", requires_grad=True),),
+            GradprobeValueError,
+            r"input 0 \(shape \(3,\)\) is on the meta device, with no values",
+        ),
+        (
+            torch.sin,
+            lambda: (_double(), _double().detach().to_sparse().requires_grad_()),
+            GradprobeValueError,
+            r"input 1 \(shape \(3,\)\) is a torch.sparse_coo tensor. Pass a dense float64",
+        ),
+        (
+            lambda x: {"y": x * 2},
+            lambda: (_double(),),
+            GradprobeTypeError,
+            r"fn must return a tensor or a tuple of tensors, returned a dict with keys \['y'\]",
+        ),
+        (lambda x: None, lambda: (_double(),), GradprobeTypeError, r"returned None \(a NoneType\)"),
+        (
+            lambda x: (x, "note"),
+            lambda: (_double(),),
+            GradprobeTypeError,
+            r"returned a tuple\. Wrap it",
+        ),
+    ],
+    ids=["none", "float", "meta", "sparse", "dict-output", "none-output", "str-in-output"],
+)
+def test_gradcheck_says_what_it_was_given_and_what_it_needs(fn, given, kind, match) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(kind, match=match) as info:
+        assert_gradcheck(fn, given())
+    assert isinstance(info.value, GradprobeError)
+
+
+def test_gradcheck_accepts_a_list_of_outputs_and_inputs() -> None:
+    x, y = _double(), _double()
+    assert_gradcheck(lambda a, b: [a * b, a.sin()], [x, y])
+
+
 # -- assert_hook_order --------------------------------------------------------------------------
 
 

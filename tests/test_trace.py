@@ -900,6 +900,21 @@ def test_bad_arguments(
         assert text in message
 
 
+def _contains_itself() -> list[Any]:
+    cycle: list[Any] = [_tensor() * 2]
+    cycle.append([cycle])
+    return cycle
+
+
+def test_a_list_that_contains_itself_is_refused_not_followed_forever() -> None:
+    loss = _tensor() * 2
+    with pytest.raises(GradprobeValueError, match="was given a list that contains itself"):
+        gradprobe.trace([loss, _contains_itself()])
+    shared = [loss]  # the same list twice is no cycle
+    graph = gradprobe.trace([shared, shared, (shared,)])
+    assert [root.name for root in graph.roots] == ["output[0]", "output[1]", "output[2]"]
+
+
 # -- no tensor kept alive ----------------------------------------------------------------------
 
 

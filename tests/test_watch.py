@@ -572,6 +572,22 @@ def test_module_selection_by_glob_and_type() -> None:
         ({"step_on": "epoch"}, GradprobeValueError, "step_on"),
         ({"step_on": "optimizer"}, GradprobeValueError, "pass optimizer"),
         ({"optimizer": object()}, GradprobeTypeError, "torch.optim.Optimizer"),
+        (
+            {"optimizer": torch.optim.SGD},
+            GradprobeTypeError,
+            (
+                r"needs an optimizer instance, got the class torch.optim.sgd.SGD; create it "
+                r"first: optimizer=SGD\(model.parameters\(\), lr=...\)"
+            ),
+        ),
+        (
+            {"modules": 5},
+            GradprobeTypeError,
+            (
+                r"watch\(modules=...\) takes a glob pattern on module names, an nn.Module "
+                r"subclass, or a list of them, got 5"
+            ),
+        ),
         ({"exploding": -1.0}, GradprobeValueError, "exploding"),
         ({"vanishing": 1e5}, GradprobeValueError, "must be below"),
         ({"dead_relu": 0}, GradprobeValueError, "dead_relu"),
@@ -909,3 +925,89 @@ def test_a_container_whose_forward_never_runs_says_how_to_end_steps() -> None:
     assert s.steps == 3
     assert not s.notes
     assert not [f for f in s.findings() if f.code == "GP107"]
+
+
+def test_report_refuses_what_is_not_a_console() -> None:
+    model = nn.Linear(2, 1)
+    with watch(model) as session:
+        model(torch.ones(1, 2)).sum().backward()
+    with pytest.raises(
+        GradprobeTypeError, match=r"report\(console=...\) takes a rich.console.Console, got 5"
+    ):
+        session.report(console=5)  # type: ignore[arg-type]
+    console = Console(file=io.StringIO(), width=100)
+    session.report(console=console)
+    assert "parameter gradients at step 0" in console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_names_that_look_like_rich_markup_are_shown_as_written() -> None:
+    model = nn.Sequential()
+    model.add_module("[/]", nn.Linear(3, 4))
+    model.add_module("[bold red]act", nn.ReLU())
+    model.add_module("[link=https://example]head", nn.Linear(4, 1))
+    model.register_parameter("[i]offset", nn.Parameter(torch.zeros(1)))
+    with watch(model, sample_every=1) as session:
+        out = model(torch.randn(2, 3)).sum() + model.get_parameter("[i]offset").sum() * math.nan
+        out.backward()
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=120, force_terminal=True, color_system="truecolor")
+    session.report(console=console)  # "[/]" used to raise rich's MarkupError
+    styled = buffer.getvalue()
+    assert "\x1b]8;" not in styled  # no hyperlink was made from a module name
+    plain = Console(file=io.StringIO(), width=120, color_system=None, record=True)
+    session.report(console=plain)
+    text = plain.export_text()
+    for name in ("[/].weight", "[bold red]act", "[link=https://example]head.bias", "[i]offset"):
+        assert name in text
+    assert "[i]offset" in {f.parameter for f in session.findings()}
+
+
+@pytest.mark.parametrize("sample_every", [1, 20], ids=["sampled", "between-samples"])
+def test_a_non_finite_gradient_from_the_loss_is_blamed_past_a_sigmoid(sample_every: int) -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Sigmoid())
+    with watch(model, sample_every=sample_every) as session:
+        for step in range(2):
+            y = model(torch.randn(2, 3))
+            # sqrt at 0: a finite forward, an infinite gradient into the Sigmoid's output
+            loss = y.sum() if step == 0 else (y - y.detach()).sqrt().sum()
+            loss.backward()
+    (found,) = [f for f in session.findings() if f.code == "GP202"]
+    assert found.module == "1" and found.details["step"] == 1
+    assert "it came from the operations after this module (or from the loss)" in found.message
+
+
+def test_zero_gradients_behind_a_dead_relu_are_its_symptom_not_a_vanishing_gradient() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    with torch.no_grad():
+        model[0].bias.fill_(-100.0)  # every unit of the ReLU dead
+    with watch(model, sample_every=1) as session:
+        for _ in range(3):
+            model(torch.randn(16, 4)).sum().backward()
+    # plain torch: what is exactly zero behind the ReLU, and what is not
+    zero = [n for n, p in model.named_parameters() if p.grad is not None and not p.grad.any()]
+    assert zero == ["0.weight", "0.bias", "2.weight"]
+    assert model[2].bias.grad is not None and model[2].bias.grad.abs().sum() > 0
+    codes = [f.code for f in session.findings()]
+    assert codes == ["GP205"]  # no GP204 before (or after) the root cause
+    (dead,) = session.findings()
+    assert dead.module == "1" and dead.details["zero_gradients"] == zero
+    assert dead.message.endswith(
+        "No gradient flows back through it: '0.weight', '0.bias', '2.weight' got exactly zero "
+        "gradients."
+    )
+
+
+def test_a_vanishing_gradient_elsewhere_is_still_reported_after_the_dead_relu() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1), nn.Linear(1, 1))
+    with torch.no_grad():
+        model[0].bias.fill_(-100.0)
+        model[3].weight.fill_(1e-12)  # tiny, not zero: gradients above it vanish
+    with watch(model, sample_every=1) as session:
+        for _ in range(3):
+            model(torch.randn(16, 4)).sum().backward()
+    found = session.findings()
+    assert [f.code for f in found] == ["GP205", "GP204"]
+    assert "'2.bias'" in found[1].message and "'0.weight'" not in found[1].message

@@ -42,7 +42,11 @@ __all__ = ["CheckReport", "VersionError", "check", "parse_version_error"]
 
 @dataclass(frozen=True)
 class CheckReport:
-    """What :func:`check` found. ``ok`` is True when backward() should not fail."""
+    """What :func:`check` found. ``ok`` is True when backward() should not fail.
+
+    ``str(report)`` is the plain-text report (each finding's code, title, message,
+    locations and fix). A report is always true, whatever it found: ask ``report.ok``.
+    """
 
     findings: tuple[Finding, ...]
     graph: Graph
@@ -64,9 +68,13 @@ class CheckReport:
     def __str__(self) -> str:
         if self.ok:
             return f"gradprobe.check: ok, backward() should run ({len(self.graph)} nodes checked)"
-        lines = [f"gradprobe.check: backward() would fail ({len(self.findings)} findings):"]
-        lines.extend(f"- {finding}" for finding in self.findings)
-        return "\n".join(lines)
+        from gradprobe.render.findings import findings_text
+
+        count = len(self.findings)
+        header = (
+            f"gradprobe.check: backward() would fail ({count} finding{'' if count == 1 else 's'})"
+        )
+        return findings_text(self.findings, header=header)
 
     def __repr__(self) -> str:
         if self.ok:

@@ -25,6 +25,7 @@ sent between processes as long as the original type is importable.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import types
 from collections.abc import Callable, Mapping, Sequence
@@ -48,8 +49,25 @@ _classes: dict[type[BaseException], type[AutogradError]] = {}
 
 def _rebuild(original: type[BaseException], message: str, findings: tuple[Finding, ...]) -> Any:
     cls = _explained_class(original)
-    error = cls(message) if cls is not None else original(message)
+    error = _instance(cls, message) if cls is not None else original(message)
+    if error is None:
+        error = BaseException.__new__(original)
+        BaseException.__init__(error, message)
     error.findings = findings  # type: ignore[attr-defined]
+    return error
+
+
+def _instance(cls: type[AutogradError], message: str) -> AutogradError | None:
+    """An explained error carrying ``message``, also when the user's exception class takes
+    other arguments (``MyError(step, text)``): then made without calling its ``__init__``.
+    None if even that is refused (a ``__new__`` of its own that needs its arguments)."""
+    with contextlib.suppress(Exception):  # the user's __init__ may refuse one argument
+        return cls(message)
+    try:
+        error = BaseException.__new__(cls)
+    except Exception:  # noqa: BLE001
+        return None
+    BaseException.__init__(error, message)
     return error
 
 
@@ -72,6 +90,8 @@ def _explained_class(original: type[BaseException]) -> type[AutogradError] | Non
                         "__module__": __name__,
                         "__doc__": f"An explained {original.__qualname__} (see .findings).",
                         "__reduce__": _reduce,
+                        # the explanation, whatever __str__ the user's class defines
+                        "__str__": BaseException.__str__,
                         "_original_type": original,
                     }
                 ),
@@ -125,18 +145,26 @@ class Explain(ContextDecorator):
     ) -> None:
         if exc is None or not isinstance(exc, Exception):
             return
+        try:
+            text = str(exc)
+        except Exception:  # noqa: BLE001  (its __str__ fails: leave the error as it is)
+            return
         finding = explain_error(exc)
         if finding is None:
             return
         findings = self._refine(finding)
         cls = _explained_class(type(exc))
-        message = f"{_explanation(findings)}\n\n{exc}"
-        if cls is None:  # cannot subclass the original type: annotate it instead
+        message = f"{_explanation(findings)}\n\n{text}"
+        error = None if cls is None else _instance(cls, message)
+        if error is None:  # cannot subclass or make the original type: annotate it instead
             if sys.version_info >= (3, 11):
                 exc.add_note(_explanation(findings))
             return
-        error = cls(message)
         error.findings = findings
+        # what the user's class keeps (MyError(step, text).step) stays readable
+        for name, value in vars(exc).items():
+            if name not in ("findings", "__notes__"):
+                setattr(error, name, value)
         raise error.with_traceback(tb) from exc
 
     def _refine(self, finding: Finding) -> tuple[Finding, ...]:

@@ -69,7 +69,14 @@ _active: ThreadBound[Recording] = RECORDINGS
 
 @final
 class Recording:
-    """What one ``record()`` block saw; ``findings`` is filled when the block ends."""
+    """What one ``record()`` block saw; ``findings`` is filled when the block ends.
+
+    ``print(rec)`` (``str``) is the plain-text report: each finding's code, kind and title,
+    its message, every location (the ``cause`` is the line to change) and the fix; rich's
+    ``print`` shows the same as panels. A Recording is always true, with or without
+    findings (``if rec:`` does not ask whether something was found): ask
+    ``rec.findings``, or ``len(rec)``, which counts them.
+    """
 
     def __init__(self, *, check_nan: bool = True, node_hook: bool = True) -> None:
         self.check_nan = check_nan
@@ -358,6 +365,26 @@ class Recording:
 
     def __len__(self) -> int:
         return len(self.findings)
+
+    def __bool__(self) -> bool:
+        # Without this, __len__ would make a recording with no findings false.
+        return True
+
+    def __str__(self) -> str:
+        from gradprobe.render.findings import findings_text
+
+        if self._stack is not None:
+            return (
+                f"gradprobe.record: still recording ({len(self.events.nodes)} nodes so far); "
+                "the findings are made when the block ends"
+            )
+        count = len(self.findings)
+        header = (
+            f"gradprobe.record: {count} finding{'' if count == 1 else 's'}"
+            if count
+            else "gradprobe.record: nothing to report"
+        )
+        return findings_text(self.findings, header=header)
 
     def __repr__(self) -> str:
         state = "recording" if self._stack is not None else "ended"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -86,13 +87,23 @@ def trace(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _Walk(table, limit).run(roots)
+        graph = _Walk(table, limit).run(roots)
     finally:
         if collecting:
             gc.enable()
+    return graph if model is None else replace(graph, model=type(model).__name__)
 
 
 # -- argument checking ------------------------------------------------------------------------
+
+
+class _Leave:
+    """Marks, on :func:`flatten`'s stack, where the walk leaves a list."""
+
+    __slots__ = ("container",)
+
+    def __init__(self, container: int) -> None:
+        self.container = container
 
 
 def flatten(tensors: tuple[Any, ...]) -> list[torch.Tensor]:
@@ -104,11 +115,23 @@ def flatten(tensors: tuple[Any, ...]) -> list[torch.Tensor]:
         raise GradprobeValueError(msg)
     out: list[torch.Tensor] = []
     stack: list[Any] = list(reversed(tensors))
+    inside: set[int] = set()  # the lists being expanded: one met again inside is a cycle
     while stack:
         item = stack.pop()
-        if isinstance(item, torch.Tensor):
+        if isinstance(item, _Leave):
+            inside.discard(item.container)
+        elif isinstance(item, torch.Tensor):
             out.append(item)
         elif isinstance(item, (list, tuple)):
+            if id(item) in inside:
+                msg = (
+                    f"trace() was given a {type(item).__name__} that contains itself, so it "
+                    "has no end to follow. Pass the tensors themselves, e.g. trace(loss) or "
+                    "trace(*outputs)."
+                )
+                raise GradprobeValueError(msg)
+            inside.add(id(item))
+            stack.append(_Leave(id(item)))
             stack.extend(reversed(item))
         else:
             msg = (

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from gradprobe._paths import unwritable, unwritable_dir
 from gradprobe._record import record
 from gradprobe._source import is_gradprobe_file
 from gradprobe.errors import GradprobeValueError
@@ -147,19 +148,33 @@ def diagnose(
     stream: TextIO | None = None,
 ) -> int:
     """The ``gradprobe diagnose`` command: run, report to ``stream`` (stderr), write JSON
-    and pictures; returns the script's exit status.
+    and pictures; returns the script's exit status (or 2 if it succeeded but the JSON
+    could not be written).
 
     Raises:
-        GradprobeValueError: ``svg_dir`` exists and is not a directory.
+        GradprobeValueError: ``json_path`` cannot be written, ``svg_dir`` cannot be made or
+            written into, or ``script`` is not a file; checked before the script runs.
     """
     directory = _picture_dir(svg_dir)
     from rich.console import Console
 
     from gradprobe.render.findings import findings_view
 
+    if json_path is not None:
+        problem = unwritable(json_path)
+        if problem is not None:
+            msg = (
+                f"gradprobe diagnose: cannot write the JSON report to {str(json_path)!r}: "
+                f"{problem}; nothing was run."
+            )
+            raise GradprobeValueError(msg)
     result = diagnose_script(script, args)
     console = Console(file=stream or sys.stderr, highlight=False)
-    console.rule(f"gradprobe diagnose {Path(result.script).name}")
+    heading = f"gradprobe diagnose {Path(result.script).name}"
+    if len(heading) + 6 <= console.width:
+        console.rule(heading)
+    else:  # a rule would cut the script's name
+        console.print(heading, style="bold", markup=False)
     failed = result.error is not None and result.exit_code != 0
     if failed and not result.findings:
         console.print(
@@ -170,7 +185,16 @@ def diagnose(
     else:
         console.print(findings_view(result.findings, ok_text="gradprobe found nothing wrong"))
     if json_path is not None:
-        Path(json_path).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+        try:
+            Path(json_path).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+        except OSError as error:  # checked before the run; the disk changed since
+            console.print(
+                f"gradprobe diagnose: could not write the JSON report to {str(json_path)!r}: "
+                f"{error.strerror or error}",
+                style="red",
+                markup=False,
+            )
+            return result.exit_code or 2
     if directory is not None:
         from gradprobe.render.picture import write_pictures
 
@@ -182,11 +206,11 @@ def diagnose(
 def _picture_dir(svg_dir: str | os.PathLike[str] | None) -> Path | None:
     if svg_dir is None:
         return None
-    directory = Path(svg_dir)
-    if directory.exists() and not directory.is_dir():
+    problem = unwritable_dir(svg_dir)
+    if problem is not None:
         msg = (
-            f"gradprobe diagnose --svg {str(svg_dir)!r}: that is a file, not a directory. "
-            "Give a directory for the pictures (it is created if missing)."
+            f"gradprobe diagnose: cannot write pictures into --svg {str(svg_dir)!r}: {problem}; "
+            "nothing was run. Give a directory for the pictures (it is created if missing)."
         )
         raise GradprobeValueError(msg)
-    return directory
+    return Path(svg_dir)

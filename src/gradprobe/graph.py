@@ -236,6 +236,9 @@ class Graph:
     roots: tuple[Root, ...]
     truncated: Truncation | None = None
     notes: tuple[str, ...] = ()
+    model: str | None = None
+    """The class name of the ``model=`` given to :func:`gradprobe.trace`; None when none was,
+    and then the leaves that are parameters carry no names."""
 
     # -- navigation -------------------------------------------------------------------------
 
@@ -335,6 +338,7 @@ class Graph:
             "roots": [asdict(root) for root in self.roots],
             "truncated": asdict(self.truncated) if self.truncated is not None else None,
             "notes": list(self.notes),
+            "model": self.model,
             "depth": self.depth,
         }
 
@@ -359,6 +363,53 @@ class Graph:
         from gradprobe.render.svg import to_svg
 
         return to_svg(self)
+
+
+def malformed(graph: Graph) -> str | None:
+    """What is wrong with a hand-built ``graph``, or None when views can walk it: nodes
+    that are :class:`Node` s with ``nodes[i].id == i``, :class:`Edge` s and roots that name
+    existing nodes. :func:`gradprobe.trace` always builds well-formed graphs.
+
+    Example:
+        >>> graph = Graph(nodes=(Node(id=1, name="MulBackward0", kind="op"),), edges=(),
+        ...               roots=())
+        >>> malformed(graph)
+        'nodes[0] has id 1; node ids must be their positions (nodes[i].id == i)'
+    """
+    # Typed as a Graph, built by hand from anything: look at what is really there.
+    nodes: Any = graph.nodes
+    edges: Any = graph.edges
+    roots: Any = graph.roots
+    parts = (("nodes", nodes), ("edges", edges), ("roots", roots))
+    for field_name, value in parts:
+        if not isinstance(value, (tuple, list)):
+            return f"{field_name} is {type(value).__name__}, not a tuple"
+    count = len(nodes)
+    for index, node in enumerate(nodes):
+        if not isinstance(node, Node):
+            return f"nodes[{index}] is a {type(node).__name__}, not a Node"
+        if node.id != index:
+            return (
+                f"nodes[{index}] has id {node.id!r}; node ids must be their positions "
+                "(nodes[i].id == i)"
+            )
+    for index, edge in enumerate(edges):
+        if not isinstance(edge, Edge):
+            return f"edges[{index}] is {edge!r}, not an Edge(src, dst, slot, input_nr)"
+        for end in (edge.src, edge.dst):
+            if not isinstance(end, int) or not 0 <= end < count:
+                return (
+                    f"edges[{index}] = {edge!r} names node {end!r}, but the graph has {count} nodes"
+                )
+    for index, root in enumerate(roots):
+        if not isinstance(root, Root):
+            return f"roots[{index}] is a {type(root).__name__}, not a Root"
+        if root.node is not None and not (isinstance(root.node, int) and 0 <= root.node < count):
+            return (
+                f"roots[{index}] ({root.name!r}) enters at node {root.node!r}, but the graph "
+                f"has {count} nodes"
+            )
+    return None
 
 
 # -- the part of a graph a finding is about -----------------------------------------------------

@@ -49,6 +49,7 @@ class LeafReport:
 
     rows: tuple[LeafRow, ...]
     graph_roots: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def missing_grad(self) -> tuple[LeafRow, ...]:
@@ -89,15 +90,23 @@ def leaf_report(*sources: Source, names: Mapping[str, torch.Tensor] | None = Non
     """
     graphs = [source for source in sources if isinstance(source, Graph)]
     reached = {leaf.name for graph in graphs for leaf in graph.leaves if leaf.name}
+    # A graph traced without model= has parameters among its unnamed leaves: a graph holds
+    # no tensor, so they cannot be matched to the live tensors given here.
+    unnamed = sum(
+        1 for graph in graphs if graph.model is None for leaf in graph.leaves if leaf.name is None
+    )
     rows: list[LeafRow] = []
     seen: set[int] = set()
-    unnamed = 0
+    loose = 0
 
     def add(name: str, kind: str, tensor: torch.Tensor) -> None:
         if id(tensor) in seen:
             return
         seen.add(id(tensor))
-        rows.append(_row(name, kind, tensor, (name in reached) if graphs else None))
+        in_graph = (name in reached) if graphs else None
+        if in_graph is False and unnamed:
+            in_graph = None  # perhaps one of the unnamed leaves: unknown
+        rows.append(_row(name, kind, tensor, in_graph, unmatched=bool(unnamed)))
 
     # Annotated as object: users pass anything, and every branch below is a real check.
     everything: tuple[object, ...] = (*sources, *([names] if names is not None else []))
@@ -110,8 +119,8 @@ def leaf_report(*sources: Source, names: Mapping[str, torch.Tensor] | None = Non
             for name, buffer in source.named_buffers():
                 add(name, "buffer", buffer)
         elif isinstance(source, torch.Tensor):
-            add(f"tensor[{unnamed}]", "tensor", source)
-            unnamed += 1
+            add(f"tensor[{loose}]", "tensor", source)
+            loose += 1
         elif isinstance(source, Mapping):
             for name, value in source.items():
                 tensor: object = value
@@ -130,27 +139,41 @@ def leaf_report(*sources: Source, names: Mapping[str, torch.Tensor] | None = Non
             )
             raise GradprobeTypeError(msg)
     live = {row.name for row in rows}
+    given_live = bool(rows)
     for graph in graphs:
         for leaf in graph.leaves:
+            if leaf.name is None and given_live and graph.model is None:
+                continue  # may be one of the rows above: said in a note instead
             if leaf.name is None or leaf.name not in live:
                 rows.append(_traced_row(leaf))
                 if leaf.name is not None:
                     live.add(leaf.name)
+    notes: list[str] = []
+    if unnamed and given_live:
+        notes.append(
+            f"the graph reaches {unnamed} unnamed leaf tensor{'' if unnamed == 1 else 's'} "
+            "(it was traced without model= or names=), which cannot be matched to the "
+            "tensors listed; trace(loss, model=model) tells which parameters it reaches"
+        )
     roots = tuple(root.name for graph in graphs for root in graph.roots)
-    return LeafReport(rows=tuple(rows), graph_roots=roots)
+    return LeafReport(rows=tuple(rows), graph_roots=roots, notes=tuple(notes))
 
 
-def _why_no_grad(tensor: torch.Tensor, in_graph: bool | None) -> str:
+def _why_no_grad(tensor: torch.Tensor, in_graph: bool | None, unmatched: bool) -> str:
     if not tensor.requires_grad:
         return "requires_grad=False"
     if not tensor.is_leaf and not tensor.retains_grad:
         return "not a leaf: call .retain_grad() before backward()"
     if in_graph is False:
         return "not in the traced graph: unused, or cut by detach()/.data/no_grad()"
+    if in_graph is None and unmatched:
+        return "no backward() has reached it yet (whether the traced graph does: see the note)"
     return "no backward() has reached it yet"
 
 
-def _row(name: str, kind: str, tensor: torch.Tensor, in_graph: bool | None) -> LeafRow:
+def _row(
+    name: str, kind: str, tensor: torch.Tensor, in_graph: bool | None, *, unmatched: bool = False
+) -> LeafRow:
     # Reading .grad of a non-leaf that does not retain it warns; its value is None anyway.
     readable = tensor.is_leaf or tensor.retains_grad
     has_grad = readable and tensor.grad is not None
@@ -166,7 +189,7 @@ def _row(name: str, kind: str, tensor: torch.Tensor, in_graph: bool | None) -> L
         has_grad=has_grad,
         grad_fn=grad_fn.name() if grad_fn is not None else None,
         in_graph=in_graph,
-        note=None if has_grad else _why_no_grad(tensor, in_graph),
+        note=None if has_grad else _why_no_grad(tensor, in_graph, unmatched),
     )
 
 

@@ -34,7 +34,12 @@ from typing import Any, Literal
 
 import torch
 
-from gradprobe.errors import GradprobeValueError, MissingDependencyError, describe
+from gradprobe.errors import (
+    GradprobeTypeError,
+    GradprobeValueError,
+    MissingDependencyError,
+    describe,
+)
 
 try:
     from hypothesis import strategies as st
@@ -191,6 +196,7 @@ def linear_layers(
 ) -> st.SearchStrategy[torch.nn.Linear]:
     """``nn.Linear(in, out)`` with ``1 <= in, out <= max_features``; ``bias`` drawn unless
     given."""
+    _check_dtype("linear_layers", dtype)
     _positive("linear_layers", "max_features", max_features)
     biases = st.booleans() if bias is None else st.just(bias)
 
@@ -214,6 +220,7 @@ def conv_layers(
 ) -> st.SearchStrategy[torch.nn.Module]:
     """``nn.Conv1d`` / ``nn.Conv2d`` / ``nn.Conv3d`` with small channels, kernel, stride,
     padding and dilation."""
+    _check_dtype("conv_layers", dtype)
     _positive("conv_layers", "max_channels", max_channels)
     _positive("conv_layers", "max_kernel", max_kernel)
     classes = {1: torch.nn.Conv1d, 2: torch.nn.Conv2d, 3: torch.nn.Conv3d}
@@ -261,6 +268,7 @@ def mlps(
         msg = f"mlps(min_layers={min_layers!r}, max_layers={max_layers!r}): max < min."
         raise GradprobeValueError(msg)
     _check_activations("mlps", activations)
+    _check_dtype("mlps", dtype)
 
     @st.composite
     def build(draw: Any) -> torch.nn.Sequential:
@@ -289,6 +297,7 @@ def conv_nets(
     _positive("conv_nets", "max_layers", max_layers)
     _positive("conv_nets", "max_channels", max_channels)
     _check_activations("conv_nets", activations)
+    _check_dtype("conv_nets", dtype)
 
     @st.composite
     def build(draw: Any) -> torch.nn.Sequential:
@@ -407,6 +416,7 @@ class GraphCase:
 
     def leaves(self, dtype: torch.dtype = torch.float64) -> list[torch.Tensor]:
         """Fresh leaf tensors that require grad (the same values on every call)."""
+        _check_dtype("GraphCase.leaves", dtype)
         generator = _generator(self.seed)
         return [
             torch.randn(self.shape, generator=generator, dtype=dtype).requires_grad_()
@@ -472,6 +482,23 @@ def graphs(
 def _positive(function: str, name: str, value: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         msg = f"{function}({name}=...) must be a positive int, got {describe(value)}."
+        raise GradprobeValueError(msg)
+
+
+def _check_dtype(function: str, dtype: object) -> None:
+    """Weights are drawn as real numbers: a floating dtype, refused at once rather than
+    inside the first example hypothesis draws."""
+    if not isinstance(dtype, torch.dtype):
+        msg = (
+            f"{function}(dtype=...) takes a torch.dtype, got {describe(dtype)}; e.g. "
+            "dtype=torch.float64."
+        )
+        raise GradprobeTypeError(msg)
+    if not dtype.is_floating_point:
+        msg = (
+            f"{function}(dtype={dtype}): weights and inputs need a floating-point dtype; "
+            "use torch.float64 (what gradcheck wants) or torch.float32."
+        )
         raise GradprobeValueError(msg)
 
 

@@ -529,7 +529,26 @@ def assert_gradcheck(
     if not callable(given):
         msg = f"assert_gradcheck() needs a function, got {describe(fn)}."
         raise GradprobeTypeError(msg)
-    args = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)
+    if isinstance(inputs, torch.Tensor):
+        args: tuple[Any, ...] = (inputs,)
+    elif isinstance(inputs, (tuple, list)):
+        args = tuple(inputs)
+    else:
+        msg = (
+            f"assert_gradcheck(fn, inputs) takes a tensor or a tuple of inputs, got "
+            f"{describe(inputs)}; e.g. (torch.rand(3, dtype=torch.float64, "
+            "requires_grad=True),)."
+        )
+        raise GradprobeTypeError(msg)
+    for index, arg in enumerate(args):
+        if isinstance(arg, torch.Tensor) and (arg.is_meta or arg.layout != torch.strided):
+            kind = "on the meta device, with no values" if arg.is_meta else f"a {arg.layout} tensor"
+            msg = (
+                f"assert_gradcheck() compares gradients with finite differences of real "
+                f"values, but input {index} (shape {tuple(arg.shape)}) is {kind}. Pass a "
+                "dense float64 tensor with values (x.to_dense(), or real data on the CPU)."
+            )
+            raise GradprobeValueError(msg)
     if not any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
         msg = (
             "assert_gradcheck() needs at least one input tensor with requires_grad=True, "
@@ -539,13 +558,33 @@ def assert_gradcheck(
         raise GradprobeValueError(msg)
     options = {"eps": eps, "atol": atol, "rtol": rtol, "fast_mode": fast_mode}
     try:
-        torch.autograd.gradcheck(fn, args, raise_exception=True, **options)  # type: ignore[arg-type]
+        torch.autograd.gradcheck(_tensor_outputs(fn), args, raise_exception=True, **options)  # type: ignore[arg-type]
     except GradcheckError as error:
         original = str(error).strip()
     else:
         return
     culprits = find_culprits(fn, args, options)
     raise _gradcheck_failure(fn, original, culprits)
+
+
+def _tensor_outputs(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, refusing outputs gradcheck cannot read (a dict, None) with a GradprobeError
+    instead of an AttributeError from inside gradcheck."""
+
+    def checked(*args: Any) -> Any:
+        out = fn(*args)
+        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        if not outs or not all(isinstance(o, torch.Tensor) for o in outs):
+            keys = f" with keys {sorted(map(str, out))}" if isinstance(out, dict) else ""
+            msg = (
+                f"assert_gradcheck(fn): fn must return a tensor or a tuple of tensors, "
+                f"returned {describe(out)}{keys}. Wrap it to return the tensors to check, "
+                "e.g. lambda x: fn(x)['loss']."
+            )
+            raise GradprobeTypeError(msg)
+        return out
+
+    return checked
 
 
 def _gradcheck_failure(

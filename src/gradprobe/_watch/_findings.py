@@ -26,7 +26,9 @@ __all__ = ["MIN_ROWS", "DeadRelu", "Hit", "Thresholds", "first_hits", "watch_fin
 MIN_ROWS = 32
 """A ReLU is judged only after this many rows (inputs × positions) were seen on sampled steps."""
 
-_ORDER = {"GP201": 0, "GP202": 1, "GP203": 2, "GP204": 3, "GP205": 4, "GP107": 5}
+# A dead ReLU comes before vanishing gradients: it is a cause, and the exactly-zero
+# gradients behind it are its symptom.
+_ORDER = {"GP201": 0, "GP202": 1, "GP203": 2, "GP205": 3, "GP204": 4, "GP107": 5}
 
 
 @dataclass(frozen=True)
@@ -286,26 +288,40 @@ def watch_findings(
                 details={**_hit_details(exploding), "norm": exploding.value},
             )
         )
-    found.extend(_vanishing(records, thresholds, parameter_order))
-    found.extend(
-        make_finding(
-            "GP205",
-            message=(
-                f"{relu.dead} of {relu.units} units of {relu.module!r} ({relu.type}) never "
-                f"fired: their output was 0 for all {relu.rows} rows seen on sampled steps."
-            ),
-            module=relu.module,
-            locations=[sources[relu.module]] if relu.module in sources else [],
-            details={
-                "dead": relu.dead,
-                "units": relu.units,
-                "rows": relu.rows,
-                "fraction": relu.dead / relu.units,
-            },
-        )
+    dead_relus = [
+        relu
         for relu in dead
         if relu.units and relu.rows >= MIN_ROWS and relu.dead / relu.units >= thresholds.dead_relu
-    )
+    ]
+    zeroed = _zeroed_by(records, dead_relus, parameter_order)
+    found.extend(_vanishing(records, thresholds, parameter_order, explained=zeroed))
+    for relu in dead_relus:
+        message = (
+            f"{relu.dead} of {relu.units} units of {relu.module!r} ({relu.type}) never "
+            f"fired: their output was 0 for all {relu.rows} rows seen on sampled steps."
+        )
+        behind = zeroed.get(relu.module, [])
+        if behind:
+            message += (
+                " No gradient flows back through it: "
+                + ", ".join(repr(name) for name in behind)
+                + f" got {'an exactly zero gradient' if len(behind) == 1 else 'exactly zero gradients'}."
+            )
+        found.append(
+            make_finding(
+                "GP205",
+                message=message,
+                module=relu.module,
+                locations=[sources[relu.module]] if relu.module in sources else [],
+                details={
+                    "dead": relu.dead,
+                    "units": relu.units,
+                    "rows": relu.rows,
+                    "fraction": relu.dead / relu.units,
+                    **({"zero_gradients": list(behind)} if behind else {}),
+                },
+            )
+        )
     for name, (first, count) in without_grad.items():
         owner = name.rpartition(".")[0]
         found.append(
@@ -348,9 +364,52 @@ def _norms(record: StepRecord) -> dict[str, float]:
     }
 
 
+def _zeroed_by(
+    records: Sequence[StepRecord], dead: Sequence[DeadRelu], parameter_order: Sequence[str]
+) -> dict[str, list[str]]:
+    """For each dead ReLU, the parameters whose gradient was exactly zero at the latest
+    sampled step because of it: those of the modules that ran before it, and the weights of
+    the first module after it that has parameters (its input is the ReLU's zeros)."""
+    if not dead:
+        return {}
+    latest = next((record for record in reversed(records) if _norms(record)), None)
+    if latest is None:
+        return {}
+    norms = _norms(latest)
+    order: list[str] = []
+    for activation in latest.activations:
+        if activation.module not in order and activation.type != "input":
+            order.append(activation.module)
+    owners: dict[str, list[str]] = {}
+    for name in norms:
+        owners.setdefault(name.rpartition(".")[0], []).append(name)
+    out: dict[str, list[str]] = {}
+    for relu in dead:
+        if relu.module not in order:
+            continue
+        at = order.index(relu.module)
+        candidates = [name for owner in order[:at] for name in owners.get(owner, [])]
+        after = next((owner for owner in order[at + 1 :] if owner in owners), None)
+        if after is not None:
+            candidates.extend(n for n in owners[after] if not n.endswith(".bias"))
+        rank = {name: i for i, name in enumerate(parameter_order)}
+        zero = sorted(
+            (name for name in candidates if norms[name] == 0.0),
+            key=lambda name: rank.get(name, len(rank)),
+        )
+        if zero:
+            out[relu.module] = zero
+    return out
+
+
 def _vanishing(
-    records: Sequence[StepRecord], thresholds: Thresholds, parameter_order: Sequence[str]
+    records: Sequence[StepRecord],
+    thresholds: Thresholds,
+    parameter_order: Sequence[str],
+    *,
+    explained: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Finding]:
+    by_dead_relu = {name for names in (explained or {}).values() for name in names}
     sampled = [record for record in reversed(records) if _norms(record)]
     for record in sampled[:1]:
         norms = _norms(record)
@@ -364,6 +423,7 @@ def _vanishing(
             if norm < thresholds.vanishing
             and before.get(name, 0.0) < thresholds.vanishing
             and name not in cancelled
+            and name not in by_dead_relu  # exactly zero behind a dead ReLU: GP205 says so
         }
         if not small:
             return []

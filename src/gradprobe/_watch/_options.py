@@ -43,7 +43,8 @@ _STEP_ON = ("forward", "optimizer", "manual")
 RELU_TYPES: tuple[type[nn.Module], ...] = (nn.ReLU, nn.ReLU6)
 # Modules whose output (and whose input's gradient) cannot turn non-finite when what comes
 # in is finite: between sampled steps their outputs need no NaN/Inf check of their own, a
-# NaN there comes from upstream and is caught there or at the next module.
+# NaN there comes from upstream and is caught there or at the next module. The gradient
+# flowing into their output is still checked: a NaN from the loss is first seen there.
 PASS_THROUGH: tuple[type[nn.Module], ...] = (
     nn.ReLU,
     nn.ReLU6,
@@ -95,6 +96,13 @@ def check_options(
             f"watch() cannot hook a TorchScript module ({type(model).__name__}): scripted "
             "modules refuse Python hooks. Watch the eager model before torch.jit.script, or "
             "a plain nn.Module that contains the scripted part."
+        )
+        raise GradprobeTypeError(msg)
+    if isinstance(optimizer, type):
+        msg = (
+            f"watch(optimizer=...) needs an optimizer instance, got the class "
+            f"{optimizer.__module__}.{optimizer.__qualname__}; create it first: "
+            f"optimizer={optimizer.__name__}(model.parameters(), lr=...)."
         )
         raise GradprobeTypeError(msg)
     if optimizer is not None and not callable(getattr(optimizer, "register_step_post_hook", None)):
@@ -152,6 +160,13 @@ def select(
             if next(module.children(), None) is None
             or any(p is not None for p in module._parameters.values())
         ]
+    given: object = modules  # users pass anything; the check is real
+    if not isinstance(given, (str, type, Sequence, set, frozenset)):
+        msg = (
+            f"watch(modules=...) takes a glob pattern on module names, an nn.Module subclass, "
+            f"or a list of them, got {describe(modules)}; e.g. modules=['layer1.*', nn.ReLU]."
+        )
+        raise GradprobeTypeError(msg)
     selectors: list[object] = [modules] if isinstance(modules, (str, type)) else list(modules)
     for selector in selectors:
         is_type = isinstance(selector, type) and issubclass(selector, nn.Module)

@@ -40,7 +40,13 @@ from gradprobe._watch._params import WatchedParameters
 from gradprobe._watch._results import Results, View
 from gradprobe._watch._step import OUTPUT, PARAMETER, Names, StepBuffer
 from gradprobe._watch.records import StepRecord
-from gradprobe.errors import GradprobeValueError, GradprobeWarning, WatchSessionClosed
+from gradprobe.errors import (
+    GradprobeTypeError,
+    GradprobeValueError,
+    GradprobeWarning,
+    WatchSessionClosed,
+    describe,
+)
 from gradprobe.findings import Finding
 
 if TYPE_CHECKING:
@@ -154,6 +160,9 @@ class WatchSession:
 
     Results stay readable after :meth:`close` as plain data: :attr:`history`,
     :meth:`findings`, :meth:`report`, :meth:`to_json`, :meth:`gradient_flow`.
+    ``print(session)`` (``str``) is the report as plain text as wide as the terminal (80 in
+    a pipe); :meth:`report` prints it with rich. A session is always true, open or closed,
+    with or without findings: ask ``session.findings()``.
 
     Example:
         >>> import torch
@@ -467,16 +476,18 @@ class WatchSession:
         tensor: Tensor,
         grads: bool = True,
     ) -> None:
-        if not step.sampled and self._pass_through[index]:
-            return  # NaN/Inf cannot start here; sampled steps still record full statistics
         if not tensor.is_floating_point() or tensor.layout is not _STRIDED:
             return
         data = tensor.detach()
         if not data.numel():
             return
-        step.fwd_keys.append((index, call, path))
-        step.fwd_meta.append((data.shape, data.dtype))
-        _check(step, step.fwd_mm, data)
+        # A NaN/Inf cannot start in a pass-through module's forward: between sampled steps
+        # its output needs no check. The gradient into its output still does: a NaN from
+        # the loss is first seen there, and skipping it blamed the module itself.
+        if step.sampled or not self._pass_through[index]:
+            step.fwd_keys.append((index, call, path))
+            step.fwd_meta.append((data.shape, data.dtype))
+            _check(step, step.fwd_mm, data)
         if step.sampled:
             step.fwd_sums.extend(_stats.activation_sums(data))
             step.fwd_counts.extend(_stats.activation_counts(data, self._scratch.like(data)))
@@ -661,15 +672,29 @@ class WatchSession:
         return write_scalars(self, writer, prefix, self._tensorboard)
 
     def report(self, console: Console | None = None) -> None:
-        """Print findings and the latest statistics (worst first) with rich."""
+        """Print findings and the latest statistics (worst first) with rich, to
+        ``console`` (a ``rich.console.Console``) or a new one on stdout."""
         from rich.console import Console
 
+        given: object = console
+        if given is not None and not isinstance(given, Console):
+            msg = (
+                f"session.report(console=...) takes a rich.console.Console, got "
+                f"{describe(given)}; e.g. report(console=Console(width=100)), or print(session) "
+                "for plain text."
+            )
+            raise GradprobeTypeError(msg)
         (console or Console()).print(self)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from gradprobe.render.watch import watch_report
 
         yield watch_report(self._report_data())
+
+    def __str__(self) -> str:
+        from gradprobe.render.watch import watch_text
+
+        return str(watch_text(self._report_data()))
 
     def _report_data(self) -> Any:
         from gradprobe.render.watch import ReportData

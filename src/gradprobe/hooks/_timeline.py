@@ -645,6 +645,23 @@ def timeline(
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
         msg = f"timeline(max_nodes=...) must be a positive int, got {describe(max_nodes)}."
         raise GradprobeValueError(msg)
+    given_names: object = names
+    if given_names is not None and (
+        not isinstance(given_names, Mapping)
+        or not all(isinstance(t, torch.Tensor) for t in given_names.values())
+    ):
+        msg = (
+            f"timeline(names=...) takes a mapping from names to tensors, got "
+            f"{describe(given_names)}; e.g. names={{'x': x, 'logits': logits}}."
+        )
+        raise GradprobeTypeError(msg)
+    given_model: object = model
+    if given_model is not None and not isinstance(given_model, torch.nn.Module):
+        msg = (
+            f"timeline(model=...) names modules and parameters of an nn.Module, got "
+            f"{describe(given_model)}."
+        )
+        raise GradprobeTypeError(msg)
     table = _Names(model)
     if model is None:
         table.learn_variables(user_frame(2))

@@ -42,8 +42,13 @@ class GradientFlowChart(Picture):
         title: the chart's title.
         height: in inches; the width grows with the number of layers.
 
-    ``flagged`` maps each flagged layer to ``"vanishing"``, ``"exploding"`` or
-    ``"no gradient"``.
+    ``flagged`` maps each flagged layer to ``"vanishing"``, ``"exploding"``, ``"no
+    gradient"`` or ``"zero (dead ReLU)"``.
+
+    From a ``gradprobe.watch`` session (anything with ``findings()`` too) the chart flags
+    what the session's findings flag, so picture and report agree: vanishing are the
+    parameters GP204 names (it judges the L2 norm, not the mean), ``zero (dead ReLU)`` those
+    a dead ReLU zeroes (GP205); the thresholds default to the session's own.
 
     Example:
         >>> from gradprobe.plot import GradientFlowChart
@@ -56,14 +61,19 @@ class GradientFlowChart(Picture):
         self,
         flow: GradientFlowSource | Sequence[tuple[str, Any, Any]],
         *,
-        vanishing: float = 1e-7,
-        exploding: float = 1e4,
+        vanishing: float | None = None,
+        exploding: float | None = None,
         title: str = "gradient flow",
         height: float = 3.5,
         dpi: float = 100.0,
     ) -> None:
         rows = flow.gradient_flow() if isinstance(flow, GradientFlowSource) else flow
         self.rows = _flow_rows(rows)
+        judged = _judged_by_findings(flow)
+        options = getattr(flow, "options", None)
+        limits: dict[str, Any] = options() if judged is not None and callable(options) else {}
+        vanishing = limits.get("vanishing", 1e-7) if vanishing is None else vanishing
+        exploding = limits.get("exploding", 1e4) if exploding is None else exploding
         self.vanishing = check_positive(vanishing, "GradientFlowChart(vanishing=...)")
         self.exploding = check_positive(exploding, "GradientFlowChart(exploding=...)")
         if self.vanishing >= self.exploding:
@@ -81,6 +91,9 @@ class GradientFlowChart(Picture):
                 self.flagged[name] = "no gradient"
             elif not math.isfinite(peak) or not math.isfinite(mean) or peak > self.exploding:
                 self.flagged[name] = "exploding"
+            elif judged is not None:
+                if name in judged:
+                    self.flagged[name] = judged[name]
             elif mean < self.vanishing:
                 self.flagged[name] = "vanishing"
 
@@ -112,14 +125,9 @@ class GradientFlowChart(Picture):
         ax.set_ylim(low, high)
         ax.axhspan(low, self.vanishing, color="#9ecae1", alpha=0.35, lw=0)
         ax.axhspan(self.exploding, high, color="#fc9272", alpha=0.35, lw=0)
-        ax.bar(positions, peaks, width=0.8, bottom=low, color="#bdbdbd", label="max |grad|")
-        colors = [
-            {"vanishing": "#3182bd", "exploding": "#de2d26", "no gradient": "#636363"}.get(
-                self.flagged.get(name, ""), "#31a354"
-            )
-            for name, _, _ in self.rows
-        ]
-        ax.bar(positions, means, width=0.5, bottom=low, color=colors, label="mean |grad|")
+        ax.bar(positions, peaks, width=0.8, bottom=low, color=_MAX_COLOR)
+        flags = [self.flagged.get(name, "") for name, _, _ in self.rows]
+        ax.bar(positions, means, width=0.5, bottom=low, color=[_COLORS[f] for f in flags])
         ax.text(0.01, 0.02, f"vanishing < {self.vanishing:g}", transform=ax.transAxes, va="bottom")
         ax.text(0.01, 0.98, f"exploding > {self.exploding:g}", transform=ax.transAxes, va="top")
         ax.set_xticks(positions)
@@ -127,7 +135,47 @@ class GradientFlowChart(Picture):
         ax.set_xlim(-0.6, len(self.rows) - 0.4)
         ax.set_ylabel("|grad|")
         ax.set_title(self.title)
-        ax.legend(loc="upper right", fontsize=7)
+        ax.legend(handles=self._legend(), loc="upper right", fontsize=7)
+
+    def _legend(self) -> list[Any]:
+        """A patch for max |grad| and for every colour a mean bar of this chart has."""
+        from matplotlib.patches import Patch
+
+        used = {self.flagged.get(name, "") for name, _, _ in self.rows}
+        handles = [Patch(color=_MAX_COLOR, label="max |grad|")]
+        handles.extend(
+            Patch(color=_COLORS[flag], label=f"mean |grad|, {flag}" if flag else "mean |grad|")
+            for flag in _COLORS
+            if flag in used
+        )
+        return handles
+
+
+_MAX_COLOR = "#bdbdbd"
+# flag -> colour of a layer's mean bar, in legend order ("" is an unflagged layer)
+_COLORS = {
+    "": "#31a354",
+    "vanishing": "#3182bd",
+    "zero (dead ReLU)": "#756bb1",
+    "exploding": "#de2d26",
+    "no gradient": "#636363",
+}
+
+
+def _judged_by_findings(flow: object) -> dict[str, str] | None:
+    """For a source with ``findings()`` (a watch session): the parameters its findings call
+    vanishing (GP204) or zeroed by a dead ReLU (GP205); None for plain rows."""
+    findings = getattr(flow, "findings", None)
+    if not isinstance(flow, GradientFlowSource) or not callable(findings):
+        return None
+    judged: dict[str, str] = {}
+    for finding in findings():
+        details = getattr(finding, "details", {})
+        if finding.code == "GP204":
+            judged.update(dict.fromkeys(details.get("norms", {}), "vanishing"))
+        elif finding.code == "GP205":
+            judged.update(dict.fromkeys(details.get("zero_gradients", ()), "zero (dead ReLU)"))
+    return judged
 
 
 def _flow_rows(rows: object) -> list[FlowRow]:

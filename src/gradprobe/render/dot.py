@@ -21,7 +21,7 @@ from typing import Literal
 
 from gradprobe._layout import Box, Cluster, Detail, View, build_view, node_key
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
-from gradprobe.graph import Graph, Leaf, Node, Root, SavedTensor
+from gradprobe.graph import Graph, Leaf, Node, Root, SavedTensor, malformed
 
 __all__ = ["RankDir", "html_text", "to_dot"]
 
@@ -104,6 +104,13 @@ def _check(graph: object, detail: object, rankdir: object) -> None:
             "Trace the tensor first: to_dot(gradprobe.trace(loss, model=model))."
         )
         raise GradprobeTypeError(msg)
+    problem = malformed(graph)
+    if problem is not None:
+        msg = (
+            f"to_dot() cannot draw this Graph: {problem}. Build graphs with gradprobe.trace(), "
+            "or keep the invariants Graph documents."
+        )
+        raise GradprobeValueError(msg)
     if detail not in _DETAILS:
         msg = (
             f"to_dot(detail={detail!r}) is not a known level of detail; "

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gradprobe.hooks._names import display_path
+from gradprobe.render._fit import Column, FittedTable
 from gradprobe.render.findings import findings_view
 
 if TYPE_CHECKING:
@@ -37,26 +38,26 @@ def inventory_view(inventory: HookInventory) -> RenderableType:
     """One row per hook: owner, kind, callable, where it is defined, flags."""
     if not inventory.entries:
         return Text(f"no hooks on {inventory.subject}", style="green")
-    table = Table(
-        title=f"hooks on {inventory.subject} ({len(inventory.entries)})",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    table.add_column("on", overflow="fold")
-    table.add_column("kind", no_wrap=True)
-    table.add_column("hook", overflow="fold")
-    table.add_column("defined at", overflow="fold")
-    table.add_column("flags", overflow="fold")
-    for entry in inventory.entries:
-        style = "yellow" if entry.kind.endswith("legacy") else ""
-        table.add_row(
+    rows = [
+        [
             Text(entry.owner),
-            Text(entry.kind, style=style),
+            Text(entry.kind, style="yellow" if entry.kind.endswith("legacy") else ""),
             Text(entry.hook),
             _where(entry.file, entry.line),
             Text(", ".join(entry.flags), style="dim"),
-        )
+        ]
+        for entry in inventory.entries
+    ]
+    columns = [
+        Column("on", wrap=True),
+        Column("kind"),
+        Column("hook", wrap=True),
+        Column("defined at"),
+        Column("flags", wrap=True),
+    ]
+    table = FittedTable(
+        f"hooks on {inventory.subject} ({len(inventory.entries)})", columns, rows, keys=2
+    )
     findings = inventory.findings()
     if not findings:
         return table
@@ -67,25 +68,24 @@ def timeline_view(timeline: HookTimeline) -> RenderableType:
     """One row per hook call, in firing order (the running node is in ``to_dict()``)."""
     if not timeline.events:
         return Text("no hook fired", style="yellow")
-    table = Table(
-        title=f"hook timeline ({len(timeline.events)} calls)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("phase", no_wrap=True)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("on", overflow="fold")
-    table.add_column("hook", overflow="fold")
-    for event in timeline.events:
-        table.add_row(
+    rows: list[list[str | Text]] = [
+        [
             str(event.index),
             Text(event.phase, style="cyan" if event.phase == "forward" else "magenta"),
             event.kind,
             Text(event.target),
             Text(event.hook),
-        )
+        ]
+        for event in timeline.events
+    ]
+    columns = [
+        Column("#", justify="right"),
+        Column("phase"),
+        Column("kind"),
+        Column("on", wrap=True),
+        Column("hook", wrap=True),
+    ]
+    table = FittedTable(f"hook timeline ({len(timeline.events)} calls)", columns, rows, keys=3)
     if not timeline.notes:
         return table
     return Group(table, *(Text(f"note: {note}", style="yellow") for note in timeline.notes))
@@ -164,5 +164,10 @@ def comparison_table(layouts: Sequence[HookLayout]) -> RenderableType:
             if layout.full_fired
             else ("forward fails" if layout.full_error else "never called")
         )
-        table.add_row(layout.module, inputs, layout.node or "–", legacy, full)
+        # Text, not str: rich would read a module named "[/]" as markup
+        table.add_row(
+            *(Text(cell) for cell in (layout.module, inputs, layout.node or "–")),
+            Text(legacy),
+            Text(full),
+        )
     return table

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import io
+import shutil
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from rich import box
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
+
+from gradprobe.render._fit import Column, FittedTable
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -72,42 +74,59 @@ def leaf_table(report: LeafReport) -> RenderableType:
     title = "leaves and named tensors"
     if report.graph_roots:
         title += " (graph of " + ", ".join(report.graph_roots) + ")"
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    widest = max((len(row.name) for row in report.rows), default=6)
-    table.add_column("tensor", overflow="fold", min_width=min(widest, 40))
-    table.add_column("kind", no_wrap=True)
-    table.add_column("shape", overflow="fold")
-    table.add_column("is_leaf", no_wrap=True)
-    table.add_column("requires\ngrad", no_wrap=True)
-    table.add_column("retains\ngrad", no_wrap=True)
-    table.add_column(".grad", no_wrap=True)
     rows = sorted(report.rows, key=lambda row: row.has_grad or not row.requires_grad)
-    reasons: dict[str, list[str]] = {}
-    for row in rows:
-        table.add_row(
+    cells: list[list[str | Text]] = [
+        [
             Text(row.name),
             row.kind,
-            _shape(row.shape),
+            _dims(row.shape),
             _flag(row.is_leaf),
             _flag(row.requires_grad),
             _flag(row.retains_grad),
             Text("set", style="green") if row.has_grad else Text("None", style="red"),
-        )
+        ]
+        for row in rows
+    ]
+    columns = [
+        Column("tensor"),
+        Column("kind"),
+        Column("shape"),
+        Column("is\nleaf"),
+        Column("requires\ngrad"),
+        Column("retains\ngrad"),
+        Column(".grad"),
+    ]
+    table = FittedTable(title, columns, cells, keys=3)
+    reasons: dict[str, list[str]] = {}
+    for row in rows:
         if row.note and row.requires_grad:
             reasons.setdefault(row.note, []).append(row.name)
+    notes = [Text(f"note: {note}", style="yellow") for note in report.notes]
     if not reasons:
-        return table
-    lines = [Text("why .grad is None:", style="bold")]
+        return Group(table, *notes) if notes else table
+    why = Table.grid(padding=(0, 1))
+    why.add_column(no_wrap=True)
+    why.add_column()
     for reason, names in reasons.items():
-        line = Text("  • ")
-        line.append(", ".join(names), style="bold")
-        line.append(f": {reason}")
-        lines.append(line)
-    return Group(table, *lines)
+        line = Text(", ".join(names), style="bold")
+        line.append(f": {reason}", style="not bold")
+        why.add_row("  •", line)
+    return Group(table, Text(), Text("why .grad is None:", style="bold"), why, *notes)
 
 
-def to_text(renderable: object, width: int = 110) -> str:
-    """Render anything rich can print to plain text (no colour), e.g. for logs and tests."""
+def _dims(shape: tuple[int, ...]) -> str:
+    """``8×3×3×3``: a shape without spaces, so a narrow table never wraps inside it."""
+    return "×".join(str(size) for size in shape) if shape else "scalar"
+
+
+def to_text(renderable: object, width: int | None = None) -> str:
+    """Render anything rich can print to plain text (no colour), e.g. for logs and tests.
+
+    ``width`` defaults to the terminal's: ``COLUMNS`` when set, else the terminal's own
+    width, else 80 (a pipe, a CI log). Trailing spaces are left out.
+    """
+    if width is None:
+        width = shutil.get_terminal_size((80, 24)).columns
     console = Console(width=width, record=True, color_system=None, file=io.StringIO())
     console.print(renderable)
-    return console.export_text()
+    return "".join(line.rstrip() + "\n" for line in console.export_text().splitlines())

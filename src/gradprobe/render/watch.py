@@ -10,12 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rich import box
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
-from gradprobe.render.findings import findings_view
+from gradprobe.render._fit import Column, FittedTable
+from gradprobe.render.findings import findings_text, findings_view
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from gradprobe._watch.records import GradRecord, OutputRecord, StepRecord, TensorStats
     from gradprobe.findings import Finding
 
-__all__ = ["ReportData", "watch_report"]
+__all__ = ["ReportData", "watch_report", "watch_text"]
 
 MAX_ROWS = 12
 
@@ -84,7 +83,7 @@ def _latest(records: Sequence[StepRecord], want: str) -> StepRecord | None:
     return fallback
 
 
-def _activation_table(record: StepRecord, flagged: set[str], limit: int) -> tuple[Table, int]:
+def _activation_table(record: StepRecord, flagged: set[str], limit: int) -> tuple[FittedTable, int]:
     grads: dict[tuple[str, int, str], GradRecord] = {
         (g.name, g.call, g.output): g for g in record.output_grads
     }
@@ -94,36 +93,39 @@ def _activation_table(record: StepRecord, flagged: set[str], limit: int) -> tupl
         return (-level, -_magnitude(a.stats))
 
     rows = sorted(record.activations, key=severity)
-    table = Table(
-        title=f"activations at step {record.step}, worst first",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    for name in ("module", "shape", "mean", "std", "min", "max", "zeros"):
-        table.add_column(name, justify="left" if name in ("module", "shape") else "right")
-    table.add_column("NaN/Inf", justify="right")
-    table.add_column("grad norm", justify="right")
+    cells: list[list[str]] = []
+    styles: list[str] = []
     for a in rows[:limit]:
         s = a.stats
         grad = grads.get((a.module, a.call, a.output))
-        style = "red" if not s.finite else "yellow" if a.module in flagged else ""
-        table.add_row(
-            a.label,
-            _shape(s.shape),
-            _num(s.mean),
-            _num(s.std),
-            _num(s.min),
-            _num(s.max),
-            "–" if s.zero_fraction is None else f"{s.zero_fraction:.0%}",
-            _nonfinite(s),
-            "–" if grad is None else _num(grad.stats.norm),
-            style=style,
+        styles.append("red" if not s.finite else "yellow" if a.module in flagged else "")
+        cells.append(
+            [
+                a.label,
+                _shape(s.shape),
+                _num(s.mean),
+                _num(s.std),
+                _num(s.min),
+                _num(s.max),
+                "–" if s.zero_fraction is None else f"{s.zero_fraction:.0%}",
+                _nonfinite(s),
+                "–" if grad is None else _num(grad.stats.norm),
+            ]
         )
+    columns = [
+        Column("module", wrap=True),
+        Column("shape"),
+        *(Column(name, justify="right") for name in ("mean", "std", "min", "max", "zeros")),
+        Column("NaN/Inf", justify="right"),
+        Column("grad\nnorm", justify="right"),
+    ]
+    table = FittedTable(
+        f"activations at step {record.step}, worst first", columns, cells, keys=2, styles=styles
+    )
     return table, max(len(rows) - limit, 0)
 
 
-def _parameter_table(record: StepRecord, flagged: set[str], limit: int) -> tuple[Table, int]:
+def _parameter_table(record: StepRecord, flagged: set[str], limit: int) -> tuple[FittedTable, int]:
     grads = record.parameter_grads
     rows: list[tuple[int, float, str]] = []
     for name, stats in grads.items():
@@ -131,48 +133,88 @@ def _parameter_table(record: StepRecord, flagged: set[str], limit: int) -> tuple
         rows.append((-level, -(stats.norm if stats.norm is not None else _magnitude(stats)), name))
     rows.extend((-2, 0.0, name) for name in record.without_grad)
     rows.sort()
-    table = Table(
-        title=f"parameter gradients at step {record.step}, worst first",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    table.add_column("parameter")
-    table.add_column("shape")
-    for name in ("grad norm", "max |grad|", "mean |grad|", "update ratio"):
-        table.add_column(name, justify="right")
+    cells: list[list[str]] = []
+    styles: list[str] = []
     for _, _, name in rows[:limit]:
         found = grads.get(name)
         ratio = record.update_ratios.get(name)
         if found is None:
-            table.add_row(name, "", "no gradient", "", "", "", style="yellow")
+            cells.append([name, "", "no gradient", "", "", ""])
+            styles.append("yellow")
             continue
         stats = found
-        style = "red" if not stats.finite else "yellow" if name in flagged else ""
-        table.add_row(
-            name,
-            _shape(stats.shape),
-            _num(stats.norm),
-            _num(stats.max_abs),
-            _num(stats.mean_abs),
-            _num(ratio),
-            style=style,
+        styles.append("red" if not stats.finite else "yellow" if name in flagged else "")
+        cells.append(
+            [
+                name,
+                _shape(stats.shape),
+                _num(stats.norm),
+                _num(stats.max_abs),
+                _num(stats.mean_abs),
+                _num(ratio),
+            ]
         )
+    columns = [
+        Column("parameter"),
+        Column("shape"),
+        *(
+            Column(name, justify="right")
+            for name in ("grad norm", "max |grad|", "mean |grad|", "update\nratio")
+        ),
+    ]
+    table = FittedTable(
+        f"parameter gradients at step {record.step}, worst first",
+        columns,
+        cells,
+        keys=2,
+        styles=styles,
+    )
     return table, max(len(rows) - limit, 0)
+
+
+def _header(data: ReportData) -> Text:
+    steps = f"{data.steps} step" + ("" if data.steps == 1 else "s")
+    sampled = "every step" if data.sample_every == 1 else f"every {data.sample_every} steps"
+    return Text.assemble(
+        ("watch ", "bold"),
+        (data.model, "bold"),
+        f" ({data.state}): {steps}, full statistics {sampled}",
+    )
 
 
 def watch_report(data: ReportData, *, max_rows: int = MAX_ROWS) -> RenderableType:
     """Header, findings, the activation and parameter tables, and notes."""
-    steps = f"{data.steps} step" + ("" if data.steps == 1 else "s")
-    sampled = "every step" if data.sample_every == 1 else f"every {data.sample_every} steps"
-    parts: list[RenderableType] = [
-        Text.assemble(
-            ("watch ", "bold"),
-            (data.model, "bold"),
-            f" ({data.state}): {steps}, full statistics {sampled}",
-        ),
+    return Group(
+        _header(data),
         findings_view(list(data.findings), ok_text="no findings"),
-    ]
+        *_statistics(data, max_rows),
+    )
+
+
+def watch_text(data: ReportData, *, width: int | None = None, max_rows: int = MAX_ROWS) -> str:
+    """The report as plain text (``str(session)``) at most ``width`` columns wide (default:
+    the terminal's, ``COLUMNS``, or 80 in a pipe): the findings as
+    :func:`~gradprobe.render.findings.findings_text` writes them, then the tables."""
+    import shutil
+
+    from gradprobe.render.text import to_text
+
+    if width is None:
+        width = shutil.get_terminal_size((80, 24)).columns
+
+    count = len(data.findings)
+    found = f"{count} finding{'' if count == 1 else 's'}" if count else "no findings"
+    lines = [findings_text(data.findings, header=f"{_header(data).plain}; {found}", width=width)]
+    statistics = _statistics(data, max_rows)
+    if statistics:
+        text = to_text(Group(*statistics), width=width)
+        lines.extend(line.rstrip() for line in text.rstrip().splitlines())
+    return "\n".join(lines)
+
+
+def _statistics(data: ReportData, max_rows: int) -> list[RenderableType]:
+    """The activation and parameter tables of the latest steps that have them, and notes."""
+    parts: list[RenderableType] = []
     flagged_modules = {f.module for f in data.findings if f.module and f.code != "GP107"}
     flagged_params = {f.parameter for f in data.findings if f.parameter}
     for finding in data.findings:
@@ -181,14 +223,14 @@ def watch_report(data: ReportData, *, max_rows: int = MAX_ROWS) -> RenderableTyp
     activations = _latest(data.records, "activations")
     if activations is not None:
         table, more = _activation_table(activations, flagged_modules, max_rows)
-        parts.append(table)
+        parts.extend((Text(), table))
         if more:
-            parts.append(Text(f"… {more} more rows", style="dim"))
+            parts.append(Text(f"({more} more rows not shown)", style="dim"))
     parameters = _latest(data.records, "parameters")
     if parameters is not None:
         table, more = _parameter_table(parameters, {p for p in flagged_params if p}, max_rows)
-        parts.append(table)
+        parts.extend((Text(), table))
         if more:
-            parts.append(Text(f"… {more} more rows", style="dim"))
+            parts.append(Text(f"({more} more rows not shown)", style="dim"))
     parts.extend(Text(f"note: {note}", style="yellow") for note in data.notes)
-    return Group(*parts)
+    return parts

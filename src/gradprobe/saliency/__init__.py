@@ -369,7 +369,7 @@ def activations(model: nn.Module, x: Tensor, layer: nn.Module | str) -> Tensor:
         (2, 4, 3, 3)
     """
     module = _inputs.check_model(model, "activations", module_only=True)
-    xs = _inputs.check_input(x, "activations")
+    xs = _inputs.check_input(x, "activations", needs_grad=False)
     name, chosen = _inputs.resolve_layer(module, layer, "activations", required=True)
     captured: list[object] = []
 

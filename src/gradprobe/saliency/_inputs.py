@@ -62,7 +62,7 @@ def check_model(model: object, caller: str, *, module_only: bool) -> nn.Module:
     raise GradprobeTypeError(msg)
 
 
-def check_input(x: object, caller: str) -> Tensor:
+def check_input(x: object, caller: str, *, needs_grad: bool = True) -> Tensor:
     if not isinstance(x, Tensor):
         msg = (
             f"{caller}(model, x) expects x to be a torch.Tensor batch, got {describe(x)}. "
@@ -76,6 +76,25 @@ def check_input(x: object, caller: str) -> Tensor:
             "(pass a callable that starts after the embedding layer)."
         )
         raise GradprobeTypeError(msg)
+    if x.layout != torch.strided:
+        msg = (
+            f"{caller}() needs a dense input, got a {x.layout} tensor of shape "
+            f"{tuple(x.shape)}: saliency maps are per element. Pass x.to_dense()."
+        )
+        raise GradprobeTypeError(msg)
+    if needs_grad and x.is_meta:
+        msg = (
+            f"{caller}() needs an input with values, got a tensor on the meta device (shape "
+            f"{tuple(x.shape)}), which has none to differentiate. Pass real data on the "
+            "model's device."
+        )
+        raise GradprobeValueError(msg)
+    if needs_grad and torch.is_inference_mode_enabled():
+        msg = (
+            f"{caller}() was called inside torch.inference_mode(), where no gradient can be "
+            "computed. Call it outside the inference_mode block."
+        )
+        raise GradprobeValueError(msg)
     if x.ndim < 1 or x.shape[0] == 0:
         msg = (
             f"{caller}() expects a batch (B, ...) with B >= 1, got shape {tuple(x.shape)}. "
@@ -92,7 +111,9 @@ def input_leaf(x: Tensor) -> tuple[Tensor, Tensor]:
     touches the user's ``x`` nor trips "a leaf Variable that requires grad is being used
     in an in-place operation".
     """
-    leaf = x.detach().requires_grad_(True)
+    # An inference tensor (made under torch.inference_mode()) cannot require grad; a
+    # clone made outside inference mode is an ordinary tensor with the same values.
+    leaf = (x.clone() if x.is_inference() else x.detach()).requires_grad_(True)
     with torch.enable_grad():
         return leaf, leaf.clone()
 
