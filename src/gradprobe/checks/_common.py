@@ -3,6 +3,7 @@ finding's :class:`~gradprobe.Location`, or as "line N" in a message."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 import torch
@@ -18,14 +19,45 @@ location = line_location  # a Location for a recorded source line
 
 
 def _locations(*pairs: tuple[SourceLine | None, LocationRole]) -> list[Location]:
+    """The locations of ``pairs``, each (statement, role) once: two lines of one statement
+    written over several lines are one place to change, not two."""
     found: list[Location] = []
     seen: set[tuple[str, int, str]] = set()
     for line, role in pairs:
         loc = location(line, role)
-        if loc is not None and (loc.file, loc.line, role) not in seen:
-            seen.add((loc.file, loc.line, role))
+        if loc is None:
+            continue
+        key = (loc.file, statement_start(loc.file, loc.line), role)
+        if key not in seen:
+            seen.add(key)
             found.append(loc)
     return found
+
+
+def statement_start(file: str, line: int) -> int:
+    """The first line of the simple statement that spans ``line`` in ``file`` (``line``
+    itself when the file cannot be read)."""
+    import linecache
+
+    return _statement_starts("".join(linecache.getlines(file))).get(line, line)
+
+
+@functools.lru_cache(maxsize=64)
+def _statement_starts(source: str) -> dict[int, int]:
+    import ast
+
+    starts: dict[int, int] = {}
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return starts
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not hasattr(node, "body"):
+            end = node.end_lineno or node.lineno
+            if end > node.lineno:
+                for number in range(node.lineno, end + 1):
+                    starts[number] = node.lineno
+    return starts
 
 
 def _where(line: SourceLine | None) -> str:
