@@ -223,3 +223,24 @@ def test_reassigning_one_side_of_a_tie_is_named(tmp_path: Path) -> None:
     (finding,) = [f for f in found if f.code == "GP148"]
     assert roles(finding) == [("cause", line_of(text, "breaks the tie"))]
     assert finding.details["still_held_by"] == "Linear.weight"
+
+
+def test_hooks_stacked_on_a_model_local_to_main_are_named(tmp_path: Path) -> None:
+    # The model dies with main(): the count of attached hooks is taken while it lives.
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        def main():
+            model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+            for step in range(3):
+                model[1].register_forward_hook(lambda m, i, o: None)  # every step
+                model(torch.randn(2, 4)).sum().backward()
+
+        main()
+        """,
+    )
+    (finding,) = [f for f in found if f.code == "GP310"]
+    assert roles(finding) == [("cause", line_of(text, "every step"))]

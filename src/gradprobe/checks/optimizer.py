@@ -272,7 +272,11 @@ def _orphans(
             for p in group["params"]
             if isinstance(p, torch.nn.Parameter) and id(p) not in alive
         ]
-        if gone and len(gone) == sum(len(g["params"]) for g in opt.param_groups):
+        unused = all(
+            p.grad is None for group in opt.param_groups for p in group["params"] if id(p) in gone
+        )
+        # every tensor it holds is outside the models and nothing ever gave them a gradient
+        if gone and unused and len(gone) == sum(len(g["params"]) for g in opt.param_groups):
             return events.optimizer_lines.get(id(opt), (0, None))[1], gone
     return None
 

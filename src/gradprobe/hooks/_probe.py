@@ -126,6 +126,10 @@ class HookProbe:
         self._wrapped: OrderedDict[int, tuple[weakref.ref[torch.Tensor], int]] = OrderedDict()
         # registration index -> (the hook table's weak ref, the hook's key in it)
         self._handles: dict[int, tuple[Any, int]] = {}
+        # (module id, kind, line) -> registration indexes, and the most of them attached
+        # at once (seen at each registration, while the module is alive)
+        self._stacked: dict[tuple[int, str, Line | None], list[int]] = {}
+        self._stacked_max: dict[tuple[int, str, Line | None], int] = {}
         # backward hooks that return values made from grad_output: (return line, who)
         self._output_returns: list[tuple[Line, Registration]] = []
 
@@ -186,23 +190,19 @@ class HookProbe:
                 ],
             )
 
+    def _attached(self, index: int) -> bool:
+        table_ref, ident = self._handles.get(index, (None, None))
+        table = table_ref() if table_ref is not None else None
+        return table is not None and ident in table
+
     def _repeated_findings(self) -> Iterator[Finding]:
         """GP310: one line registering hooks on the same module again and again, the
         earlier ones still attached."""
-        groups: dict[tuple[int, str, Line | None], list[Registration]] = {}
-        for registration in self.registrations:
-            if registration.module_id is not None:
-                key = (registration.module_id, registration.kind, registration.line)
-                groups.setdefault(key, []).append(registration)
-        for (_, kind, line), group in groups.items():
-            attached = 0
-            for registration in group:
-                table_ref, ident = self._handles.get(registration.index, (None, None))
-                table = table_ref() if table_ref is not None else None
-                if table is not None and ident in table:
-                    attached += 1
+        for (module_id, kind, line), indexes in self._stacked.items():
+            attached = self._stacked_max.get((module_id, kind, line), 0)
             if attached < 3 or line is None:
                 continue
+            group = [self.registrations[index] for index in indexes]
             module = group[0].module or "a module"
             yield make_finding(
                 "GP310",
@@ -242,6 +242,14 @@ class HookProbe:
         self.registrations.append(registration)
         with contextlib.suppress(AttributeError):  # where it lives: is it still attached?
             self._handles[registration.index] = (handle.hooks_dict_ref, handle.id)
+        if key is not None:  # how many from this line are attached right now
+            group = self._stacked.setdefault((key, kind, registration.line), [])
+            group.append(registration.index)
+            if len(group) <= 64:
+                attached = sum(1 for index in group if self._attached(index))
+                self._stacked_max[(key, kind, registration.line)] = max(
+                    attached, self._stacked_max.get((key, kind, registration.line), 0)
+                )
         if kind in ("backward", "backward_legacy"):
             with contextlib.suppress(Exception):
                 returned = _returns_grad_output(hook)
