@@ -3,33 +3,13 @@ not where the first NaN showed; an infinity written on purpose is not a cause.""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from gradprobe.diagnose import diagnose_script
-from gradprobe.findings import Finding
-
-
-def run(tmp_path: Path, source: str) -> tuple[list[Finding], str]:
-    script = tmp_path / "train.py"
-    text = textwrap.dedent(source).lstrip("\n")
-    script.write_text(text)
-    result = diagnose_script(script)
-    assert result.exit_code == 0
-    return list(result.findings), text
-
-
-def line_of(text: str, needle: str) -> int:
-    (hit,) = [n for n, line in enumerate(text.splitlines(), start=1) if needle in line]
-    return hit
-
-
-def roles(finding: Finding) -> list[tuple[str, int | None]]:
-    return [(loc.role, loc.line) for loc in finding.locations]
+from _run import diagnose, line_of, roles
 
 
 def test_an_overflow_that_later_becomes_nan_is_the_cause(tmp_path: Path) -> None:
-    found, text = run(
+    found, text = diagnose(
         tmp_path,
         """
         import torch
@@ -53,7 +33,7 @@ def test_an_overflow_that_later_becomes_nan_is_the_cause(tmp_path: Path) -> None
 
 
 def test_an_infinity_written_on_purpose_leaves_the_nan_as_the_cause(tmp_path: Path) -> None:
-    found, text = run(
+    found, text = diagnose(
         tmp_path,
         """
         import torch
@@ -77,7 +57,7 @@ def test_an_infinity_written_on_purpose_leaves_the_nan_as_the_cause(tmp_path: Pa
 
 
 def test_a_nan_made_from_finite_values_names_its_own_line(tmp_path: Path) -> None:
-    found, text = run(
+    found, text = diagnose(
         tmp_path,
         """
         import torch
@@ -95,7 +75,7 @@ def test_a_nan_made_from_finite_values_names_its_own_line(tmp_path: Path) -> Non
 
 
 def test_finite_runs_with_masks_have_no_numerics_finding(tmp_path: Path) -> None:
-    found, _ = run(
+    found, _ = diagnose(
         tmp_path,
         """
         import torch
@@ -112,7 +92,7 @@ def test_finite_runs_with_masks_have_no_numerics_finding(tmp_path: Path) -> None
 
 
 def test_a_nan_born_in_no_grad_preprocessing_names_that_line(tmp_path: Path) -> None:
-    found, text = run(
+    found, text = diagnose(
         tmp_path,
         """
         import torch
@@ -135,7 +115,7 @@ def test_a_nan_born_in_no_grad_preprocessing_names_that_line(tmp_path: Path) -> 
 
 
 def test_softmax_over_a_fully_masked_row_names_the_mask(tmp_path: Path) -> None:
-    found, text = run(
+    found, text = diagnose(
         tmp_path,
         """
         import torch
@@ -159,7 +139,7 @@ def test_softmax_over_a_fully_masked_row_names_the_mask(tmp_path: Path) -> None:
 def test_a_backward_nan_behind_a_deliberate_infinity_names_the_backward_op(
     tmp_path: Path,
 ) -> None:
-    found, text = run(
+    found, text = diagnose(
         tmp_path,
         """
         import torch

@@ -3,29 +3,13 @@ norm updating the running statistics an evaluation-mode call saved (pytorch#1340
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from gradprobe.diagnose import diagnose_script
-from gradprobe.findings import Finding
-
-
-def run(tmp_path: Path, source: str) -> tuple[list[Finding], str]:
-    script = tmp_path / "train.py"
-    text = textwrap.dedent(source).lstrip("\n")
-    script.write_text(text)
-    result = diagnose_script(script)
-    assert result.exit_code == 0
-    return list(result.findings), text
-
-
-def line_of(text: str, needle: str) -> int:
-    (hit,) = [n for n, line in enumerate(text.splitlines(), start=1) if needle in line]
-    return hit
+from _run import diagnose, line_of
 
 
 def test_train_mode_batch_norm_after_an_eval_mode_forward_is_named(tmp_path: Path) -> None:
-    found, text = run(
+    found, text = diagnose(
         tmp_path,
         """
         import torch
@@ -51,7 +35,7 @@ def test_train_mode_batch_norm_after_an_eval_mode_forward_is_named(tmp_path: Pat
 def test_ordinary_training_with_batch_norm_is_silent(tmp_path: Path) -> None:
     # Two training-mode forwards before one backward (real and fake batches through a
     # discriminator), then validation in eval mode under no_grad: nothing is stale.
-    found, _ = run(
+    found, _ = diagnose(
         tmp_path,
         """
         import torch

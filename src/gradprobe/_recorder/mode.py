@@ -592,43 +592,17 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         line: Any,
         inplace: bool,
     ) -> None:
-        if not _checkable(out):
+        """A result that requires grad: the first NaN, the first infinity and the first
+        non-finite value born from finite inputs."""
+        event = self._non_finite(func, args, kwargs, out, line, inplace)
+        if event is None:
             return
-        try:
-            if out.device.type != "cpu" or out.numel() == 0:
-                return  # NOTE: deferred checks for accelerators are not implemented yet
-            out = out.detach()
-            if _finite(out):
-                return
-            # Only now, with a non-finite result in hand (rare), look at the inputs: was the
-            # value written in on purpose (a -inf mask), or born here from finite inputs?
-            deliberate = _non_finite_constant(args, kwargs)
-            inputs = args[1:] if inplace else args
-            born = not deliberate and _inputs_finite(inputs, kwargs)
-            plain = not born and not _inputs_finite(inputs, kwargs, plain_only=True)
-        except (RuntimeError, ValueError, NotImplementedError):
-            return  # a tensor that cannot be reduced here: not ours to check
         events = self.events
-        nan = bool(torch.isnan(out).any())
-        if line is False:
-            line = _user_line(sys._getframe(2))
-        event = NonFinite(
-            next(self.order),
-            line,
-            _names(func),
-            nan,
-            tuple(out.shape),
-            _running_module(),
-            self.in_optimizer > 0,
-            born,
-            deliberate,
-            plain,
-        )
-        if nan:
+        if event.nan:
             events.first_nan = event
-        if events.first_inf is None and (not nan or bool(torch.isinf(out).any())):
+        if events.first_inf is None and (not event.nan or bool(torch.isinf(out).any())):
             events.first_inf = event
-        if born and events.first_born is None:
+        if event.born and events.first_born is None:
             events.first_born = event
 
     def _plain_nan(
@@ -642,27 +616,52 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
     ) -> None:
         """The first non-finite value computed from finite inputs among tensors that do not
         require grad; kept only as the origin of a NaN that reaches the model later."""
+        event = self._non_finite(func, args, kwargs, out, line, inplace)
+        if event is not None and event.born:
+            self.events.first_plain = event
+
+    def _non_finite(
+        self,
+        func: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        out: torch.Tensor,
+        line: Any,
+        inplace: bool,
+    ) -> NonFinite | None:
+        """The record of a call whose floating result is not finite; None when it is
+        finite or cannot be looked at here (called from _nan/_plain_nan only: the user's
+        frame is three up)."""
         if not _checkable(out):
-            return
+            return None
         try:
-            if out.device.type != "cpu" or out.numel() == 0 or _finite(out):
-                return
-            if _non_finite_constant(args, kwargs):
-                return
-            if not _inputs_finite(args[1:] if inplace else args, kwargs):
-                return
+            if out.device.type != "cpu" or out.numel() == 0:
+                return None  # NOTE: deferred checks for accelerators are not implemented yet
+            out = out.detach()
+            if _finite(out):
+                return None
+            # Only now, with a non-finite result in hand (rare), look at the inputs: was the
+            # value written in on purpose (a -inf mask), or born here from finite inputs?
+            deliberate = _non_finite_constant(args, kwargs)
+            inputs = args[1:] if inplace else args
+            born = not deliberate and _inputs_finite(inputs, kwargs)
+            plain = not born and not _inputs_finite(inputs, kwargs, plain_only=True)
+            nan = bool(torch.isnan(out).any())
         except (RuntimeError, ValueError, NotImplementedError):
-            return
+            return None  # a tensor that cannot be reduced here: not ours to check
         if line is False:
-            line = _user_line(sys._getframe(2))
-        self.events.first_plain = NonFinite(
+            line = _user_line(sys._getframe(3))
+        return NonFinite(
             next(self.order),
             line,
             _names(func),
-            bool(torch.isnan(out).any()),
+            nan,
             tuple(out.shape),
             _running_module(),
-            born=True,
+            self.in_optimizer > 0,
+            born,
+            deliberate,
+            plain,
         )
 
     def _spread(self, func: Any, args: tuple[Any, ...], result: Any, many: bool, line: Any) -> Any:
