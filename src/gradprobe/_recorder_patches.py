@@ -51,6 +51,7 @@ from gradprobe._recorder import (
     _writes_watched,
     passes_calls_on,
 )
+from gradprobe._recorder.owners import holders_of
 from gradprobe._source import is_user_file
 from gradprobe._threads import ThreadBound
 
@@ -206,36 +207,22 @@ def _note_retie(
 ) -> None:
     """``module.<name>`` got a new Parameter while another module still holds the old one:
     the tie that assignment made is broken (the other side keeps training the old one)."""
-    import gc
-
     # a search through every object: a handful per run (load_state_dict(assign=True)
     # replaces every parameter)
     mode = modes[0]
     mode.retie_searches += 1
     if mode.retie_searches > 20:
         return
-    for table in gc.get_referrers(old):
-        if not isinstance(table, dict) or table is module.__dict__.get("_parameters"):
+    for key, holder in holders_of(old, "_parameters"):
+        if holder is module:
             continue
-        key = next((k for k, v in table.items() if v is old), None)
-        if key is None:
-            continue
-        for owner in gc.get_referrers(table):
-            holder = owner if isinstance(owner, torch.nn.Module) else None
-            if holder is None and isinstance(owner, dict):  # the module's __dict__
-                holder = next(
-                    (o for o in gc.get_referrers(owner) if isinstance(o, torch.nn.Module)),
-                    None,
+        line = _user_line(caller)
+        for mode in modes:
+            if len(mode.events.broken_ties) < 10:
+                mode.events.broken_ties.append(
+                    (line, name, type(holder).__name__, key, type(module).__name__)
                 )
-            if holder is None or holder is module:
-                continue
-            line = _user_line(caller)
-            for mode in modes:
-                if len(mode.events.broken_ties) < 10:
-                    mode.events.broken_ties.append(
-                        (line, name, type(holder).__name__, key, type(module).__name__)
-                    )
-            return
+        return
 
 
 def _note_clip(

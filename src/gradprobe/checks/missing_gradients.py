@@ -22,6 +22,7 @@ from gradprobe._recorder import (
     Reparam,
     SourceLine,
 )
+from gradprobe._recorder.owners import qualified_owner
 from gradprobe._source import traceback_location
 from gradprobe.checks._api import BackwardCall, Check, Run, register
 from gradprobe.checks._common import (
@@ -147,49 +148,7 @@ def _parameter_owner(
             for pname, param in module.named_parameters(recurse=False):
                 if param is tensor:
                     return (f"{prefix}.{pname}" if prefix else pname), module
-    return _owner_by_reference(tensor)
-
-
-def _owner_by_reference(tensor: torch.Tensor) -> tuple[str | None, torch.nn.Module | None]:
-    """The parameter's name through the modules that hold it, found by who refers to it:
-    for a module no forward ran (only an error path pays for the search)."""
-    import gc
-
-    def holder(value: object, slot: str) -> tuple[str, torch.nn.Module] | None:
-        for table in gc.get_referrers(value):
-            if not isinstance(table, dict):
-                continue
-            for owner in _owners(table, slot):
-                key = next((k for k, v in table.items() if v is value), None)
-                if key is not None:
-                    return key, owner
-        return None
-
-    def _owners(table: dict[str, object], slot: str) -> list[torch.nn.Module]:
-        found = []
-        for referrer in gc.get_referrers(table):
-            if isinstance(referrer, torch.nn.Module) and referrer.__dict__.get(slot) is table:
-                found.append(referrer)
-            elif isinstance(referrer, dict) and referrer.get(slot) is table:  # a __dict__
-                found.extend(
-                    o
-                    for o in gc.get_referrers(referrer)
-                    if isinstance(o, torch.nn.Module) and o.__dict__ is referrer
-                )
-        return found
-
-    found = holder(tensor, "_parameters")
-    if found is None:
-        return None, None
-    name, owner = found
-    module = owner
-    for _ in range(32):  # up through the containers to the outermost module
-        parent = holder(module, "_modules")
-        if parent is None:
-            break
-        name = f"{parent[0]}.{name}"
-        module = parent[1]
-    return name, owner
+    return qualified_owner(tensor)
 
 
 @register
