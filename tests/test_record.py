@@ -604,7 +604,7 @@ def test_every_output_of_a_multi_output_op_is_recorded() -> None:
         out, hidden = gru(torch.randn(2, 1, 3))
     for tensor in (out, hidden):
         node = tensor.grad_fn
-        assert (node.name(), node._sequence_nr()) in rec.events.nodes
+        assert (node.name(), node._sequence_nr()) in rec._events.nodes
 
 
 def test_zero_grad_inside_accumulation_window(tmp_path: Path) -> None:
@@ -788,7 +788,7 @@ def test_gradprobe_own_torch_calls_are_not_recorded() -> None:
     with record() as rec:
         x = torch.tensor([1.0, float("nan")], requires_grad=True)
         gradprobe.trace((x * 2).sum())  # gradprobe's own work inside the block
-    made = [name for name, _ in rec.events.nodes if "AccumulateGrad" not in name]
+    made = [name for name, _ in rec._events.nodes if "AccumulateGrad" not in name]
     assert made == ["MulBackward0", "SumBackward0"]  # (2.14's node hook also reports x's)
 
 
@@ -830,9 +830,9 @@ def test_an_outer_recording_sees_what_an_inner_one_hands_on() -> None:
         w.grad  # noqa: B018
         y.double().grad  # noqa: B018  (a non-leaf's .grad: GP106)
     here = sys._getframe().f_code.co_name
-    assert [b.line and b.line[2] for b in inner.events.backwards] == [here]
-    assert [b.line for b in outer.events.backwards] == [b.line for b in inner.events.backwards]
-    assert list(outer.events.nodes) == list(inner.events.nodes)
+    assert [b.line and b.line[2] for b in inner._events.backwards] == [here]
+    assert [b.line for b in outer._events.backwards] == [b.line for b in inner._events.backwards]
+    assert list(outer._events.nodes) == list(inner._events.nodes)
     codes = sorted(f.code for f in inner.findings)
     assert {"GP106", "GP136"} <= set(codes)
     assert sorted(f.code for f in outer.findings) == codes
@@ -870,7 +870,7 @@ def test_recording_does_not_change_gradients(name: str) -> None:
     plain = _train_step(model, inputs)
     with record() as rec:
         recorded = _train_step(model, inputs)
-    assert len(rec.events.nodes) > 20
+    assert len(rec._events.nodes) > 20
     assert len(plain) == len(recorded)
     for a, b in zip(plain, recorded, strict=True):
         assert torch.equal(a, b)
@@ -883,13 +883,13 @@ def test_records_lines_of_nodes_and_versions_at_save_time() -> None:
         b.add_(1)
         c = b.sigmoid()
     here = Path(__file__).resolve()
-    nodes = {key[0]: r for key, r in rec.events.nodes.items()}
+    nodes = {key[0]: r for key, r in rec._events.nodes.items()}
     assert nodes["MulBackward0"].line is not None
     assert Path(nodes["MulBackward0"].line[0]).resolve() == here
     source = here.read_text().splitlines()
     assert "# made here" in source[nodes["MulBackward0"].line[1] - 1]
     assert nodes["SigmoidBackward0"].saves["result"][0] == c._version == 0
-    (write,) = rec.events.writes
+    (write,) = rec._events.writes
     assert (write.op, write.version_before, write.version_after) == ("add_", 0, 1)
 
 
@@ -957,7 +957,7 @@ with gradprobe.record() as rec:
     y = x
     for _ in range(100_000):
         y = y * 1.0
-print(sum(1 for name, _ in rec.events.nodes if name == "MulBackward0"))
+print(sum(1 for name, _ in rec._events.nodes if name == "MulBackward0"))
 del y
 import gradprobe._deepfree as d
 print("drained", d.drain(30))

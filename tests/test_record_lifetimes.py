@@ -191,7 +191,7 @@ def test_gradprobe_own_torch_calls_are_not_recorded() -> None:
     with gradprobe.record(node_hook=False) as rec:
         x = torch.ones(3, requires_grad=True)
         exec(code, {"x": x})  # noqa: S102
-        assert not any(r.op == "MulBackward0" for r in rec.events.nodes.values())
+        assert not any(r.op == "MulBackward0" for r in rec._events.nodes.values())
         z = x * 2  # the user's own
-        assert [r.op for r in rec.events.nodes.values()] == ["MulBackward0"]
+        assert [r.op for r in rec._events.nodes.values()] == ["MulBackward0"]
     del z

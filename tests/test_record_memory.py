@@ -97,7 +97,7 @@ def test_failed_backward_does_not_keep_the_users_frames(kind: str, code: str) ->
         print("error_type=%s" % type(rec.error).__name__)
         print("same_message=%s" % (str(rec.error) == message))
         print("traceback=%s" % rec.error.__traceback__)
-        backwards = rec.events.backwards
+        backwards = rec._events.backwards
         print("backward_error=%s" % type(backwards[-1].error).__name__)
         print("backward_traceback=%s" % backwards[-1].error.__traceback__)
         """)
@@ -199,9 +199,9 @@ def test_memory_stays_flat_over_a_long_recorded_run() -> None:
                 if step == 500:
                     before = rss_mb()
             after = rss_mb()
-            print("nodes=%d" % len(rec.events.nodes))
-            print("writes=%d" % len(rec.events.writes))
-            print("backwards=%d" % len(rec.events.backwards))
+            print("nodes=%d" % len(rec._events.nodes))
+            print("writes=%d" % len(rec._events.writes))
+            print("backwards=%d" % len(rec._events.backwards))
         print("growth=%.1f" % (after - before))
         print("codes=%s" % ",".join(f.code for f in rec.findings))
         """)
@@ -247,7 +247,7 @@ def test_no_module_level_cache_keeps_a_recording() -> None:
                     model.train()
                     dist = torch.distributions.Categorical(logits=out.detach())
                     dist.log_prob(dist.sample())
-            return weakref.ref(rec.events), mode, rec
+            return weakref.ref(rec._events), mode, rec
 
         events, mode, rec = recorded()
         del rec

@@ -117,5 +117,5 @@ def check(
     if lines:
         recording = _active.current()
         if recording is not None:
-            findings = join_lines(recording.events, findings, graph)
+            findings = join_lines(recording._events, findings, graph)
     return CheckReport(findings=tuple(findings), graph=graph)

@@ -44,6 +44,7 @@ from gradprobe._lifetimes import watch_lifetimes
 from gradprobe._patch import Patches, SharedPatches
 from gradprobe._pictures import illustrate
 from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, frameless
+from gradprobe._recorder.events import EvalGraphs
 from gradprobe._recorder_patches import MODES, patches
 from gradprobe._source import line_location
 from gradprobe._threads import ThreadBound
@@ -81,7 +82,7 @@ class Recording:
     def __init__(self, *, check_nan: bool = True, node_hook: bool = True) -> None:
         self.check_nan = check_nan
         self.node_hook = node_hook
-        self.events = Events()
+        self._events = Events()
         self.findings: list[Finding] = []
         # what the block raised; once the findings are made, a copy without its traceback
         # (the user's frames would keep their model and data alive with this Recording)
@@ -111,7 +112,7 @@ class Recording:
         stack = ExitStack()
         self._thread = threading.get_ident()
         try:
-            mode = RecorderMode(self.events, check_nan=self.check_nan)
+            mode = RecorderMode(self._events, check_nan=self.check_nan)
             mode.backward_hook = self._on_backward
             self._mode = mode
             # Patches and global hooks are shared by every recording in the process and
@@ -192,7 +193,7 @@ class Recording:
                 return mode_taint.get(tensor) or frozenset()
 
         return Run(
-            events=self.events,
+            events=self._events,
             modules=list(self._modules),
             optimizers=optimizers,
             inside=inside,
@@ -219,13 +220,13 @@ class Recording:
         call = BackwardCall(self._run(final=False), event, roots, inputs)
         if event.error is None:
             found = self._illustrated(checks.backward(call), roots)
-            self._prechecked = (event.order, len(self.events.analyses), len(found))
+            self._prechecked = (event.order, len(self._events.analyses), len(found))
         elif self._prechecked[0] == event.order and self._prechecked[2]:
             # Already explained before backward ran: add where it raised.
             start, count = self._prechecked[1], self._prechecked[2]
             location = line_location(event.line, "error")
             if location is not None:
-                analyses = self.events.analyses
+                analyses = self._events.analyses
                 for index in range(start, start + count):
                     finding = analyses[index]
                     analyses[index] = replace(finding, locations=(*finding.locations, location))
@@ -235,7 +236,7 @@ class Recording:
             location = line_location(event.line, "error")
             if location is not None:
                 found = [replace(f, locations=(*f.locations, location)) for f in found]
-        self.events.analyses.extend(found)
+        self._events.analyses.extend(found)
 
     def _illustrated(self, found: list[Finding], roots: list[torch.Tensor]) -> list[Finding]:
         """Findings made at a backward call, each with the slice of the graph being
@@ -243,7 +244,7 @@ class Recording:
         if not found:
             return found
         live = self._live_graph(roots)
-        return [illustrate(finding, self.events, live) for finding in found]
+        return [illustrate(finding, self._events, live) for finding in found]
 
     def _live_graph(self, roots: list[torch.Tensor]) -> Graph | None:
         """The graph of ``roots``, its parameters named after the recorded modules; traced
@@ -269,20 +270,20 @@ class Recording:
         checks = self._checks
         if checks is not None and self._mode is not None:
             call = OpCall(self._run(final=False), func, args, kwargs, result, line)
-            self.events.analyses.extend(checks.op(call))
+            self._events.analyses.extend(checks.op(call))
 
     def _on_step(self, optimizer: Any, _args: Any, _kwargs: Any) -> None:
         checks = self._checks
         if checks is None or self._mode is None or threading.get_ident() != self._thread:
             return  # another thread's optimizer: not this recording's to look at
-        made = self.events.optimizer_lines.get(id(optimizer))
+        made = self._events.optimizer_lines.get(id(optimizer))
         step = StepCall(
             self._run(final=False),
             optimizer,
             _user_line(sys._getframe(1)),
             made[1] if made is not None else None,
         )
-        self.events.analyses.extend(checks.step(step))
+        self._events.analyses.extend(checks.step(step))
 
     def _on_dying(self, obj: Any) -> None:
         """A module or optimizer is about to be freed (a model local to ``main()``): the
@@ -305,14 +306,14 @@ class Recording:
     def _conclude(self, error: BaseException | None) -> list[Finding]:
         checks = self._checks
         if checks is None:
-            return list(self.events.analyses)
+            return list(self._events.analyses)
         run = self._run(error)
         with self._lock:
-            findings = [*self.events.analyses, *checks.conclude(run), *self._early]
+            findings = [*self._events.analyses, *checks.conclude(run), *self._early]
             self._early = []
         if error is not None:
             findings[:0] = checks.error(run, findings)
-        return [illustrate(finding, self.events) for finding in _dedupe(findings)]
+        return [illustrate(finding, self._events) for finding in _dedupe(findings)]
 
     # -- while recording ---------------------------------------------------------------------
 
@@ -326,7 +327,7 @@ class Recording:
         ``gradprobe.testing`` ask mid-test); ``findings`` is set when the block ends."""
         if self._closed:
             return list(self.findings)
-        found = list(self.events.analyses)
+        found = list(self._events.analyses)
         if self._checks is not None:
             found.extend(self._checks.conclude(self._run(final=False)))
         return _dedupe([*found, *self._early])
@@ -335,7 +336,7 @@ class Recording:
         """Look at what a finished script still holds (``gradprobe diagnose`` passes its
         globals): lists of outputs whose graphs were never freed (GP112)."""
         if self._checks is not None:
-            self.events.analyses.extend(self._checks.namespace(self._run(), namespace))
+            self._events.analyses.extend(self._checks.namespace(self._run(), namespace))
 
     # -- output -----------------------------------------------------------------------------
 
@@ -375,7 +376,7 @@ class Recording:
 
         if self._stack is not None:
             return (
-                f"gradprobe.record: still recording ({len(self.events.nodes)} nodes so far); "
+                f"gradprobe.record: still recording ({len(self._events.nodes)} nodes so far); "
                 "the findings are made when the block ends"
             )
         count = len(self.findings)
@@ -389,7 +390,7 @@ class Recording:
     def __repr__(self) -> str:
         state = "recording" if self._stack is not None else "ended"
         codes = ", ".join(f.code for f in self.findings[:5])
-        return f"<Recording {state}, {len(self.events.nodes)} nodes, findings: [{codes}]>"
+        return f"<Recording {state}, {len(self._events.nodes)} nodes, findings: [{codes}]>"
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from gradprobe.render.findings import findings_view
@@ -540,7 +541,7 @@ def _eval_graph(mode: RecorderMode, module: torch.nn.Module, output: Any) -> Non
     if len(keys) < 16:
         keys = (*keys, (fn.name(), fn._sequence_nr()))
     if count or len(events.eval_graphs) < 100:
-        events.eval_graphs[line] = (count + 1, eval_line, keys)
+        events.eval_graphs[line] = EvalGraphs(count + 1, eval_line, keys)
 
 
 _MODULE_HOOKS = SharedPatches(_module_hooks)

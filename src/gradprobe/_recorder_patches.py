@@ -51,6 +51,17 @@ from gradprobe._recorder import (
     _writes_watched,
     passes_calls_on,
 )
+from gradprobe._recorder.events import (
+    BrokenTie,
+    CopyFreeze,
+    EmptyLoad,
+    FrozenStep,
+    OptimizerMade,
+    ParameterCopy,
+    ParamHook,
+    TensorHook,
+    Typo,
+)
 from gradprobe._recorder.owners import holders_of
 from gradprobe._source import is_user_file
 from gradprobe._threads import ThreadBound
@@ -130,7 +141,7 @@ def _tensor_patches(p: Patches) -> None:
                 events = mode.events
                 events.parameter_lines[id(param)] = line
                 if source is not None and len(events.parameter_copies) < _MAX_EVENTS:
-                    events.parameter_copies.append((line, id(source), id(param)))
+                    events.parameter_copies.append(ParameterCopy(line, id(source), id(param)))
                 if cut_below:
                     ident = mode._cut(new_parameter, "parameter", line)
                     for leaf in below:
@@ -170,7 +181,7 @@ def _tensor_patches(p: Patches) -> None:
         if len(events.tensor_hooks) >= _MAX_EVENTS or hasattr(hook, _WATCHED):
             return register_slot(self, hook)
         name = getattr(hook, "__name__", None) or type(hook).__name__
-        events.tensor_hooks[name] = (_user_line(sys._getframe(1)), _return_line(hook))
+        events.tensor_hooks[name] = TensorHook(_user_line(sys._getframe(1)), _return_line(hook))
         handle = register_slot(self, _writes_watched(hook, name, events))
         with contextlib.suppress(AttributeError):
             mode.wrapped_hooks.append((handle.hooks_dict_ref, handle.id, hook))
@@ -192,7 +203,7 @@ def _tensor_patches(p: Patches) -> None:
                         for mode in modes:
                             found = mode.events.param_hooks
                             if len(found) < 10 and all(m != misuse for m, _ in found):
-                                found.append((misuse, line))
+                                found.append(ParamHook(misuse, line))
             return post_slot(self, hook)
 
         p.set(torch.Tensor, "register_post_accumulate_grad_hook", register_post)
@@ -220,7 +231,7 @@ def _note_retie(
         for mode in modes:
             if len(mode.events.broken_ties) < 10:
                 mode.events.broken_ties.append(
-                    (line, name, type(holder).__name__, key, type(module).__name__)
+                    BrokenTie(line, name, type(holder).__name__, key, type(module).__name__)
                 )
         return
 
@@ -306,12 +317,12 @@ def _on_setattr(
             for mode in modes:
                 events = mode.events
                 if len(events.copy_freezes) < _MAX_EVENTS:
-                    events.copy_freezes.append((_user_line(caller), _storage(tensor)))
+                    events.copy_freezes.append(CopyFreeze(_user_line(caller), _storage(tensor)))
     elif name not in _TENSOR_ATTRS and not name.startswith("_"):
         close = difflib.get_close_matches(name, _LOOKALIKE, n=1, cutoff=0.8)
         if close:
             for mode in modes:
-                mode.events.typos.append((_user_line(caller), name, close[0]))
+                mode.events.typos.append(Typo(_user_line(caller), name, close[0]))
 
 
 # -- modules ---------------------------------------------------------------------------------
@@ -387,7 +398,7 @@ def _module_patches(p: Patches) -> None:
         if unexpected and loaded == 0:
             line = _user_line(sys._getframe(1))
             for mode in modes:
-                mode.events.empty_loads.append((line, unexpected, missing))
+                mode.events.empty_loads.append(EmptyLoad(line, unexpected, missing))
         return result
 
     p.set(torch.nn.Module, "load_state_dict", load_state_dict)
@@ -443,7 +454,7 @@ def _optimizer_patches(p: Patches) -> None:
         if modes:
             line = _user_line(sys._getframe(1))
             for mode in modes:
-                mode.events.optimizer_lines[id(self)] = (next(mode.order), line)
+                mode.events.optimizer_lines[id(self)] = OptimizerMade(next(mode.order), line)
 
     p.set(torch.optim.Optimizer, "__init__", init_optimizer)
 
@@ -537,7 +548,7 @@ def _after_step(mode: RecorderMode, optimizer: Any) -> None:
                 # plain SGD adds lr * 0: the version moves, the values do not
                 moved = param._version != version and float(param.sum()) != total
                 if moved and id(param) not in events.frozen_steps:
-                    events.frozen_steps[id(param)] = (off, mode.step_line)
+                    events.frozen_steps[id(param)] = FrozenStep(off, mode.step_line)
     mode.in_optimizer = max(0, mode.in_optimizer - 1)
     events.steps += 1
     events.grads_pending = False

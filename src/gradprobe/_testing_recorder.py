@@ -80,7 +80,7 @@ def cut_locations() -> list[tuple[str, Location]]:
     recording = active()
     if recording is None:
         return []
-    cuts: Mapping[int, Any] = recording.events.cuts
+    cuts: Mapping[int, Any] = recording._events.cuts
     found: list[tuple[str, Location]] = []
     seen: set[Any] = set()
     for cut in sorted(cuts.values(), key=lambda c: c.order):
@@ -109,6 +109,6 @@ def silent_writes(roots: list[torch.Tensor]) -> list[Finding]:
 
     with quiet():
         try:
-            return list(silent_findings(recording.events, roots))
+            return list(silent_findings(recording._events, roots))
         except Exception:  # noqa: BLE001 - a partial recording must not break an assertion
             return []

@@ -91,7 +91,7 @@ def _pinned(events: Events) -> set[NodeKey]:
     their graphs, to its end.)"""
     pinned: set[NodeKey] = set(events.first_use.values())
     pinned.update(read.node for read in events.grad_reads if read.node is not None)
-    pinned.update(blind[2] for blind in events.blind_backwards)
+    pinned.update(blind.node for blind in events.blind_backwards)
     if events.nan_node is not None:
         pinned.add(events.nan_node)
     return pinned

@@ -19,7 +19,15 @@ import torch
 from gradprobe import _window
 from gradprobe._inputs import asked_inputs
 from gradprobe._recorder.calls import _AUTOGRAD_GRAD, _BACKWARD, _names
-from gradprobe._recorder.events import Backward, Events, NodeKey, SourceLine, StepEvent
+from gradprobe._recorder.events import (
+    Backward,
+    Events,
+    LeafBackward,
+    NanGrad,
+    NodeKey,
+    SourceLine,
+    StepEvent,
+)
 from gradprobe._recorder.frames import _from_torch_driver, _user_line, frameless
 from gradprobe._recorder.tensors import (
     _checkable,
@@ -31,7 +39,7 @@ from gradprobe._recorder.tensors import (
 )
 
 if TYPE_CHECKING:
-    from gradprobe._stalegrad import StaleGrads
+    from gradprobe._recorder.stalegrad import StaleGrads
 
 
 class _BackwardNotes:
@@ -78,7 +86,12 @@ class _BackwardNotes:
                 and not isinstance(root, torch.nn.Parameter)
             ):  # backward on a leaf: nothing behind it to reach
                 self.events.leaf_backwards.append(
-                    (next(self.order), line, self.made_leaves.get(root), self._no_grad_origin(root))
+                    LeafBackward(
+                        next(self.order),
+                        line,
+                        self.made_leaves.get(root),
+                        self._no_grad_origin(root),
+                    )
                 )
         event = Backward(next(self.order), line, _names(func), keys, bool(retain))
         self.events.backwards.append(event)
@@ -158,6 +171,8 @@ class _BackwardNotes:
                 continue
             if _checkable(grad) and not _finite(grad):
                 events.nan_grads.append(
-                    (id(leaf), _describe(leaf), tuple(leaf.shape), bool(torch.isnan(grad).any()))
+                    NanGrad(
+                        id(leaf), _describe(leaf), tuple(leaf.shape), bool(torch.isnan(grad).any())
+                    )
                 )
                 return

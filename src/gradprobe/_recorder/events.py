@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from gradprobe import _window
 
@@ -185,6 +185,203 @@ class CustomFunction:
     custom_bwd: bool  # its backward is wrapped by torch.amp.custom_bwd (autocast restored)
 
 
+# -- the smaller records, as named tuples: typed, and still unpacked by position -----------
+
+
+class Typo(NamedTuple):
+    """``p.require_grad = False``: an attribute set on a tensor under a misspelt name."""
+
+    line: SourceLine | None
+    name: str  # what was set
+    meant: str  # the attribute it was probably meant to be
+
+
+class CopyFreeze(NamedTuple):
+    """``requires_grad = False`` set on a tensor that is not a Parameter (a copy)."""
+
+    line: SourceLine | None
+    storage: int
+
+
+class EmptyLoad(NamedTuple):
+    """A ``load_state_dict(strict=False)`` that matched nothing."""
+
+    line: SourceLine | None
+    unexpected: list[str]
+    missing: list[str]
+
+
+class OptimizerMade(NamedTuple):
+    """When and where an optimizer was built."""
+
+    order: int
+    line: SourceLine | None
+
+
+class NanGrad(NamedTuple):
+    """A gradient with NaN/Inf that backward() left on a leaf."""
+
+    ident: int  # id of the leaf
+    described: str  # what the leaf is ("parameter fc.weight")
+    shape: tuple[int, ...]
+    nan: bool
+
+
+class LeafBackward(NamedTuple):
+    """``backward()`` called on a leaf that requires grad."""
+
+    order: int
+    line: SourceLine | None  # the backward
+    made: SourceLine | None  # where the leaf was made
+    # the no_grad block its values came through, and where requires_grad was switched on
+    origin: tuple[SourceLine | None, SourceLine | None]
+
+
+class GradTarget(NamedTuple):
+    """A loss given a target that requires grad."""
+
+    line: SourceLine | None  # the loss
+    origin: SourceLine | None  # where the target came from
+    op: str
+
+
+class WeightedLogProb(NamedTuple):
+    """A log-probability multiplied by a weight that requires grad through parameters the
+    log-probability does not reach (an advantage not detached)."""
+
+    line: SourceLine | None  # the product
+    made: SourceLine | None  # the weight's line
+    origin: SourceLine | None  # where the weight's graph comes from
+    parameters: int  # parameters only the weight reaches
+
+
+class NoneGrads(NamedTuple):
+    """A custom Function's backward returned None for inputs that need a gradient."""
+
+    function: str
+    positions: list[int]
+    line: SourceLine | None  # the backward's return line
+
+
+class BlindBackward(NamedTuple):
+    """A custom Function's backward that never reads its grad_output yet returned
+    gradients."""
+
+    function: str
+    line: SourceLine | None  # the backward's return line
+    node: NodeKey
+    ones: bool  # every gradient that arrived was exactly one: right by luck
+
+
+class NonLeafFlag(NamedTuple):
+    """``requires_grad`` set on a tensor computed by an op, which torch refused."""
+
+    line: SourceLine | None  # the line that set it
+    made: SourceLine | None  # the line that computed the tensor
+
+
+class EvalGraphs(NamedTuple):
+    """A top-level model called in eval mode with gradients on, for one calling line."""
+
+    calls: int
+    eval_line: SourceLine | None
+    outputs: tuple[NodeKey, ...]  # the output nodes of the first calls
+
+
+class ParamHook(NamedTuple):
+    """A post-accumulate-grad hook that uses its argument (the parameter) as the
+    gradient."""
+
+    misuse: SourceLine | None
+    registered: SourceLine | None
+
+
+class BrokenTie(NamedTuple):
+    """A Parameter replaced on a module while another module kept the old one."""
+
+    line: SourceLine | None
+    attribute: str
+    other: str  # the other module's type
+    other_attribute: str
+    kind: str  # this module's type
+
+
+class OpLine(NamedTuple):
+    """A torch op at a user's line (a discarded result, a zero-derivative op)."""
+
+    line: SourceLine | None
+    op: str
+
+
+class StaleStep(NamedTuple):
+    """An optimizer step that used gradients still holding an earlier step's."""
+
+    backward: SourceLine | None  # the backward that added onto them
+    step: SourceLine | None
+
+
+class FrozenStep(NamedTuple):
+    """A frozen parameter an optimizer step still changed."""
+
+    freeze: SourceLine | None
+    step: SourceLine | None
+
+
+class HookWrite(NamedTuple):
+    """A tensor hook that wrote in place to the gradient it was given."""
+
+    line: SourceLine | None
+    failed: bool
+
+
+class NoneGradRead(NamedTuple):
+    """A ``.grad`` read on a leaf that requires grad which returned None."""
+
+    calls: int  # backward calls before the read
+    described: str  # what the tensor is
+    made: SourceLine | None
+    cut: int | None  # its last cut
+
+
+class LateLeaf(NamedTuple):
+    """A leaf whose requires_grad was turned on after the graph a backward used was
+    built."""
+
+    turned: SourceLine | None  # the requires_grad line
+    read: SourceLine | None  # the .grad read
+    backward: SourceLine | None
+    built: SourceLine | None  # the graph's first line
+
+
+class EvalModeStep(NamedTuple):
+    """A module stepped while still in eval mode after it had trained in train mode."""
+
+    eval_line: SourceLine | None
+    train_line: SourceLine | None  # the user's last train() before it
+
+
+class ParameterCopy(NamedTuple):
+    """``nn.Parameter(p.clone())`` of another parameter ``p``."""
+
+    line: SourceLine | None
+    source: int  # id(p)
+    copy: int  # id of the new parameter
+
+
+class InferenceUse(NamedTuple):
+    """An op that refused an inference tensor."""
+
+    line: SourceLine | None
+    cuts: tuple[int, ...]  # cuts that made the tensor
+
+
+class TensorHook(NamedTuple):
+    """A ``Tensor.register_hook`` call, by the hook's ``__name__``."""
+
+    registered: SourceLine | None
+    returns: SourceLine | None  # the line the hook returns its gradient from, or its def
+
+
 @dataclass
 class Events:
     """Everything recorded, as plain data (no tensors, no nodes)."""
@@ -201,20 +398,20 @@ class Events:
     # the first non-finite value born among tensors that do not require grad
     first_plain: NonFinite | None = None
     backwards: list[Backward] = field(default_factory=list)
-    typos: list[tuple[SourceLine | None, str, str]] = field(default_factory=list)
+    typos: list[Typo] = field(default_factory=list)
     parameter_lines: dict[int, SourceLine | None] = field(default_factory=dict)
     module_lines: dict[int, SourceLine | None] = field(default_factory=dict)  # id(module) ->
     module_orders: dict[int, int] = field(default_factory=dict)  # id(module) -> when made
     # requires_grad = False set on a tensor that is not a Parameter: (line, storage address)
-    copy_freezes: list[tuple[SourceLine | None, int]] = field(default_factory=list)
+    copy_freezes: list[CopyFreeze] = field(default_factory=list)
     # load_state_dict(strict=False) calls that matched nothing: (line, unexpected, missing)
-    empty_loads: list[tuple[SourceLine | None, list[str], list[str]]] = field(default_factory=list)
+    empty_loads: list[EmptyLoad] = field(default_factory=list)
     # id(optimizer) -> (when made, where)
-    optimizer_lines: dict[int, tuple[int, SourceLine | None]] = field(default_factory=dict)
+    optimizer_lines: dict[int, OptimizerMade] = field(default_factory=dict)
     rewrapped: dict[int, Cut] = field(default_factory=dict)  # id(leaf param) -> cut
     saved_storages: set[int] = field(default_factory=set)
     suspicious: bool = False
-    nan_grads: list[tuple[int, str, tuple[int, ...], bool]] = field(default_factory=list)
+    nan_grads: list[NanGrad] = field(default_factory=list)
     last_backward: int = -1  # order of the last backward that completed
     # what has been dropped of old steps in a long recording (gradprobe._window)
     window: _window.Window = field(default_factory=lambda: _window.Window())
@@ -246,91 +443,66 @@ class Events:
     analyses: list[Any] = field(default_factory=list)  # findings made while running
     # backward() on a leaf that requires grad: (order, backward line, where it was made,
     # (the no_grad block its values came through, where requires_grad was switched on))
-    leaf_backwards: list[
-        tuple[
-            int,
-            SourceLine | None,
-            SourceLine | None,
-            tuple[SourceLine | None, SourceLine | None],
-        ]
-    ] = field(default_factory=list)
+    leaf_backwards: list[LeafBackward] = field(default_factory=list)
     # losses given a target that requires grad: (loss line, where the target came from, op)
-    grad_targets: list[tuple[SourceLine | None, SourceLine | None, str]] = field(
-        default_factory=list
-    )
+    grad_targets: list[GradTarget] = field(default_factory=list)
     # log-probabilities multiplied by a weight that requires grad through parameters the
     # log-probability does not reach: (product line, the weight's line, where the weight's
     # graph comes from, how many parameters only the weight reaches)
-    weighted_log_probs: list[
-        tuple[SourceLine | None, SourceLine | None, SourceLine | None, int]
-    ] = field(default_factory=list)
+    weighted_log_probs: list[WeightedLogProb] = field(default_factory=list)
     # custom Functions whose backward returned None for inputs that need a gradient:
     # (Function name, input positions, the backward's return line)
-    none_grads: list[tuple[str, list[int], SourceLine | None]] = field(default_factory=list)
+    none_grads: list[NoneGrads] = field(default_factory=list)
     # custom Functions whose backward never reads its grad_output yet returned gradients:
     # (Function name, the backward's return line, its node, whether every gradient that
     # arrived was exactly one, which makes its results right by luck)
-    blind_backwards: list[tuple[str, SourceLine | None, NodeKey, bool]] = field(
-        default_factory=list
-    )
+    blind_backwards: list[BlindBackward] = field(default_factory=list)
     # requires_grad set on a tensor computed by an op, which torch refused: (the line that
     # set it, the line that computed the tensor)
-    nonleaf_flags: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
+    nonleaf_flags: list[NonLeafFlag] = field(default_factory=list)
     # the training-step protocol, latest last (bounded: the checks read local patterns)
     protocol: deque[StepEvent] = field(default_factory=lambda: deque(maxlen=_MAX_PROTOCOL))
     # a top-level model called in eval mode with gradients on, by the calling line:
     # (calls, the eval() line, the output nodes of the first calls)
-    eval_graphs: dict[SourceLine | None, tuple[int, SourceLine | None, tuple[NodeKey, ...]]] = (
-        field(default_factory=dict)
-    )
+    eval_graphs: dict[SourceLine | None, EvalGraphs] = field(default_factory=dict)
     # post-accumulate-grad hooks that use their argument (the parameter) as the gradient:
     # (where the hook does, where it was registered)
-    param_hooks: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
+    param_hooks: list[ParamHook] = field(default_factory=list)
     # a Parameter replaced on a module while another module kept the old one (a broken
     # tie): (line, attribute, the other module's type, its attribute, this module's type)
-    broken_ties: list[tuple[SourceLine | None, str, str, str, str]] = field(default_factory=list)
+    broken_ties: list[BrokenTie] = field(default_factory=list)
     # results of pure tensor ops thrown away by an expression statement: (line, op)
-    discarded: list[tuple[SourceLine | None, str]] = field(default_factory=list)
+    discarded: list[OpLine] = field(default_factory=list)
     # custom Functions applied, by class name
     custom_functions: dict[str, CustomFunction] = field(default_factory=dict)
     # tensors kept on a custom Function's ctx and written in place before its backward ran
     ctx_writes: list[CtxWrite] = field(default_factory=list)
-    # round/floor/sign/... applied to values that require grad: (line, op)
-    flat_ops: list[tuple[SourceLine | None, str]] = field(default_factory=list)
     # modules the user switched to eval() whose parameters an optimizer later stepped with
     # gradients: id(module) -> the eval() line (GP111 when eval() changed nothing)
     eval_trained: dict[int, SourceLine | None] = field(default_factory=dict)
     # optimizer steps that used gradients still holding an earlier step's (GP134):
     # (the backward that added onto them, the step line)
-    stale_steps: list[tuple[SourceLine | None, SourceLine | None]] = field(default_factory=list)
+    stale_steps: list[StaleStep] = field(default_factory=list)
     # frozen parameters (requires_grad turned off) an optimizer step still changed, through
     # a zero .grad kept by zero_grad(set_to_none=False) (GP111): id -> (freeze line, step)
-    frozen_steps: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(
-        default_factory=dict
-    )
+    frozen_steps: dict[int, FrozenStep] = field(default_factory=dict)
     # tensor hooks that wrote in place to the gradient they were given: hook name ->
     # (the line, whether the write failed) (GP309)
-    hook_writes: dict[str, tuple[SourceLine | None, bool]] = field(default_factory=dict)
+    hook_writes: dict[str, HookWrite] = field(default_factory=dict)
     # .grad reads on leaves that require grad which returned None: line -> (backward calls
     # before the read, what the tensor is, where it was made, its last cut) (GP137)
-    none_grad_reads: dict[SourceLine, tuple[int, str, SourceLine | None, int | None]] = field(
-        default_factory=dict
-    )
+    none_grad_reads: dict[SourceLine, NoneGradRead] = field(default_factory=dict)
     # leaves whose requires_grad was turned on after the graph a backward used was built,
     # read as .grad None (GP136): (requires_grad line, .grad line, backward line, graph line)
-    late_leaves: list[
-        tuple[SourceLine | None, SourceLine | None, SourceLine | None, SourceLine | None]
-    ] = field(default_factory=list)
+    late_leaves: list[LateLeaf] = field(default_factory=list)
     # functional dropouts left at training=True that ran in a module in eval mode:
     # line -> the module's class (GP132)
     eval_dropouts: dict[SourceLine, str] = field(default_factory=dict)
     # modules stepped while still in eval mode after having trained in train mode:
     # id(module) -> (the eval() line, the user's last train() line before it) (GP131)
-    eval_mode_steps: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(
-        default_factory=dict
-    )
+    eval_mode_steps: dict[int, EvalModeStep] = field(default_factory=dict)
     # nn.Parameter(p.clone()) of another parameter p: (line, id(p), id(new parameter))
-    parameter_copies: list[tuple[SourceLine | None, int, int]] = field(default_factory=list)
+    parameter_copies: list[ParameterCopy] = field(default_factory=list)
     # clip_grad_norm_/clip_grad_value_ called with no fresh gradients: lines
     early_clips: list[SourceLine | None] = field(default_factory=list)
     # a GradScaler scaled a loss and nothing unscaled its gradients yet; clipping then
@@ -338,9 +510,7 @@ class Events:
     scaled_pending: bool = False
     scaled_clips: list[SourceLine | None] = field(default_factory=list)
     # ops that refused an inference tensor: (line, cuts that made the tensor)
-    inference_uses: list[tuple[SourceLine | None, tuple[int, ...]]] = field(default_factory=list)
+    inference_uses: list[InferenceUse] = field(default_factory=list)
     # Tensor.register_hook calls by the hook's __name__: (register line, the line the hook
     # returns its new gradient from, or its def line)
-    tensor_hooks: dict[str, tuple[SourceLine | None, SourceLine | None]] = field(
-        default_factory=dict
-    )
+    tensor_hooks: dict[str, TensorHook] = field(default_factory=dict)

@@ -18,7 +18,18 @@ from typing import Any
 import torch
 
 from gradprobe._recorder.calls import _names
-from gradprobe._recorder.events import _MAX_EVENTS, _MAX_WALK, Events, SourceLine
+from gradprobe._recorder.events import (
+    _MAX_EVENTS,
+    _MAX_WALK,
+    Events,
+    GradTarget,
+    InferenceUse,
+    LateLeaf,
+    NoneGradRead,
+    NonLeafFlag,
+    SourceLine,
+    WeightedLogProb,
+)
 from gradprobe._recorder.frames import _user_line
 from gradprobe._recorder.lines import _defaults_training
 from gradprobe._recorder.ops import (
@@ -71,7 +82,7 @@ class _FlowNotes:
         line = _user_line(sys._getframe(2))
         if any(seen == line for seen, _, _ in events.grad_targets):
             return
-        events.grad_targets.append((line, self._origin(target), _names(func)))
+        events.grad_targets.append(GradTarget(line, self._origin(target), _names(func)))
 
     def _requires_grad(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``x.requires_grad_()`` / ``x.requires_grad = True``: note where a leaf started to
@@ -85,7 +96,7 @@ class _FlowNotes:
             if node is not None:  # not a leaf: where did it become the result of an op?
                 record = self.events.nodes.get((node.name(), node._sequence_nr()))
                 made = record.line if record is not None else None
-                self.events.nonleaf_flags.append((_user_line(sys._getframe(2)), made))
+                self.events.nonleaf_flags.append(NonLeafFlag(_user_line(sys._getframe(2)), made))
             raise
         if not isinstance(tensor, torch.Tensor) or _grad_fn(tensor) is not None:
             return result
@@ -105,7 +116,7 @@ class _FlowNotes:
                 made = self.made_leaves.get(tensor)
                 cut = self.cut_leaves.get(tensor)
                 calls = len(events.backwards) + events.window.dropped_backwards
-                events.none_grad_reads[line] = (calls, _describe(tensor), made, cut)
+                events.none_grad_reads[line] = NoneGradRead(calls, _describe(tensor), made, cut)
         if self.turned_on:
             self._late_leaf(tensor, caller)
 
@@ -120,7 +131,7 @@ class _FlowNotes:
         backward = next(
             (b for b in reversed(events.backwards) if b.order > order and b.error is None), None
         )
-        if backward is None or any(late[0] == line for late in events.late_leaves):
+        if backward is None or any(late.turned == line for late in events.late_leaves):
             return
         before = max((b.order for b in events.backwards if b.order < order), default=-1)
         first = None  # the first node of that backward's forward, made before requires_grad
@@ -131,7 +142,7 @@ class _FlowNotes:
                 first = record
         if first is not None:
             read = _user_line(caller)
-            events.late_leaves.append((line, read, backward.line, first.line))
+            events.late_leaves.append(LateLeaf(line, read, backward.line, first.line))
 
     def _origin(self, tensor: torch.Tensor) -> SourceLine | None:
         """Where a tensor's graph comes from: the first node below it made inside a module
@@ -211,7 +222,9 @@ class _FlowNotes:
         fn = _grad_fn(weight)
         record = events.nodes.get((fn.name(), fn._sequence_nr()))
         made = record.line if record is not None else line
-        events.weighted_log_probs.append((line, made, self._origin(weight), len(own)))
+        events.weighted_log_probs.append(
+            WeightedLogProb(line, made, self._origin(weight), len(own))
+        )
 
     def _inference_use(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """An op refused a tensor made under inference_mode: note it and where it was cut."""
@@ -221,7 +234,7 @@ class _FlowNotes:
                 if tensor.is_inference():
                     cuts |= self.taint.get(tensor) or frozenset()
         line = _user_line(sys._getframe(2))
-        self.events.inference_uses.append((line, tuple(sorted(cuts))))
+        self.events.inference_uses.append(InferenceUse(line, tuple(sorted(cuts))))
 
     def _eval_dropout(self, func: Any, caller: FrameType) -> None:
         """A functional dropout left at its default training=True, run inside the forward

@@ -18,10 +18,12 @@ import torch
 from gradprobe import _customfn, _deepfree
 from gradprobe._recorder.events import (
     _MAX_NODES,
+    BlindBackward,
     CtxWrite,
     Events,
     NodeKey,
     NodeRecord,
+    NoneGrads,
     SourceLine,
 )
 from gradprobe._recorder.lines import _return_line
@@ -191,14 +193,16 @@ class _GraphNotes:
             ]
             if missing and len(events.none_grads) < 10:
                 backward = getattr(function, "backward", None)
-                events.none_grads.append((name, missing, _return_line(backward)))
-            if blind and not any(seen[0] == name for seen in events.blind_backwards):
+                events.none_grads.append(NoneGrads(name, missing, _return_line(backward)))
+            if blind and not any(seen.function == name for seen in events.blind_backwards):
                 grads = [g for g in grad_inputs if isinstance(g, torch.Tensor)]
                 if any(_unknown_or_nonzero(g) for g in grads):
                     arrived = [g for g in grad_outputs if isinstance(g, torch.Tensor)]
                     ones = bool(arrived) and all(_all_ones(g) for g in arrived)
                     backward = getattr(function, "backward", None)
-                    events.blind_backwards.append((name, _return_line(backward), key, ones))
+                    events.blind_backwards.append(
+                        BlindBackward(name, _return_line(backward), key, ones)
+                    )
 
         return watch
 

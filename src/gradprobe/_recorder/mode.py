@@ -63,6 +63,7 @@ from gradprobe._recorder.events import (
     Mix,
     NodeKey,
     NonFinite,
+    OpLine,
     SourceLine,
     Write,
 )
@@ -87,8 +88,8 @@ from gradprobe._recorder.ops import (
     _PURE_RESULT,
     _SILENT_WRITES,
     _WARNS_AT_CALLER,
-    _ZERO_DERIVATIVE,
 )
+from gradprobe._recorder.stalegrad import StaleGrads
 from gradprobe._recorder.tensors import (
     _checkable,
     _current_sequence,
@@ -101,7 +102,6 @@ from gradprobe._recorder.tensors import (
     _version,
 )
 from gradprobe._source import is_user_file
-from gradprobe._stalegrad import StaleGrads
 from gradprobe._threads import backward_ended, backward_started
 
 if TYPE_CHECKING:
@@ -313,15 +313,11 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             if line is False:
                 line = _user_line(sys._getframe(1))
             if not any(seen == line for seen, _ in events.discarded):
-                events.discarded.append((line, _names(func)))
+                events.discarded.append(OpLine(line, _names(func)))
         if func in _SILENT_WRITES:
             line = self._silent_writes(func, args, kwargs, grad_in, line)
         if grad_in and func in _LOSS_TARGETS:
             self._loss_target(func, args, kwargs)
-        elif grad_in and func in _ZERO_DERIVATIVE and len(events.flat_ops) < 100:
-            if line is False:
-                line = _user_line(sys._getframe(1))
-            events.flat_ops.append((line, _names(func)))
         if kind == _GRAD_READ:
             if result is not None and events.grads_pending and not events.grads_read:
                 events.grads_read = is_user_file(caller.f_code.co_filename)

@@ -134,7 +134,7 @@ _PRODUCTS = frozenset(
     )
 )
 # differentiable ops whose derivative is zero almost everywhere
-_ZERO_DERIVATIVE = frozenset(
+ZERO_DERIVATIVE = frozenset(
     f
     for f in (
         torch.round,

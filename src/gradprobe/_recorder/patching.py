@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from gradprobe._compat import OVERLAPPING_WRITE_ERROR
-from gradprobe._recorder.events import _MAX_EVENTS, Events, SourceLine
+from gradprobe._recorder.events import _MAX_EVENTS, EvalModeStep, Events, HookWrite, SourceLine
 from gradprobe._recorder.frames import _user_line
 from gradprobe._recorder.lines import _inplace_line
 from gradprobe._recorder.tensors import _version
@@ -58,7 +58,7 @@ def _stepped_evals(mode: RecorderMode, stepped: set[int]) -> None:
         if any(id(p) in stepped for p in module.parameters()):
             events.eval_trained.setdefault(ident, line)
             if not module.training and steps_before:
-                events.eval_mode_steps[ident] = (line, mode.train_lines.get(ident))
+                events.eval_mode_steps[ident] = EvalModeStep(line, mode.train_lines.get(ident))
 
 
 def _writes_watched(hook: Any, name: str, events: Events) -> Any:
@@ -101,4 +101,4 @@ def _note_hook_write(events: Events, name: str, hook: Any, tb: Any) -> None:
         if tb.tb_frame.f_code is code:
             line = (code.co_filename, tb.tb_lineno, code.co_name)
         tb = tb.tb_next
-    events.hook_writes[name] = (line or _inplace_line(hook), failed)
+    events.hook_writes[name] = HookWrite(line or _inplace_line(hook), failed)

@@ -22,9 +22,11 @@ from gradprobe._recorder import (
     Reparam,
     SourceLine,
 )
+from gradprobe._recorder.events import OpLine
+from gradprobe._recorder.ops import ZERO_DERIVATIVE
 from gradprobe._recorder.owners import qualified_owner
 from gradprobe._source import traceback_location
-from gradprobe.checks._api import BackwardCall, Check, Run, register
+from gradprobe.checks._api import BackwardCall, Check, OpCall, Run, register
 from gradprobe.checks._common import (
     _locations,
     _top_modules,
@@ -44,6 +46,8 @@ __all__ = [
     "UnusedGradInput",
     "UnusedParameters",
 ]
+
+_MAX_FLAT = 100  # zero-derivative calls remembered per recording
 
 
 @register
@@ -180,10 +184,20 @@ class FlatGradients(Check):
 
     name = "gradprobe.missing_gradients.flat_gradients"
     codes = ("GP120",)
+    ops = ZERO_DERIVATIVE
     reads_modules = True
 
+    def __init__(self) -> None:
+        self.flat: list[OpLine] = []  # those ops applied to values that require grad
+
+    def on_op(self, call: OpCall) -> None:
+        if len(self.flat) < _MAX_FLAT and any(
+            isinstance(arg, torch.Tensor) and arg.requires_grad for arg in call.args
+        ):
+            self.flat.append(OpLine(call.line, call.func.__name__))
+
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return _flat_gradients(run.events, list(run.modules))
+        return _flat_gradients(self.flat, run.events, list(run.modules))
 
 
 @register
@@ -309,11 +323,13 @@ def scalar_backward(events: Events, error: BaseException) -> list[Finding]:
     ]
 
 
-def _flat_gradients(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+def _flat_gradients(
+    flat_ops: Sequence[OpLine], events: Events, modules: Sequence[torch.nn.Module]
+) -> list[Finding]:
     """GP120 when parameter gradients are exactly zero and the forward went through an op
     whose derivative is zero (round, floor, sign, ...): every parameter of a model, or the
     ones before that op while the ones after it learn."""
-    if not events.flat_ops or not any(b.error is None for b in events.backwards):
+    if not flat_ops or not any(b.error is None for b in events.backwards):
         return []
     flat: list[str] = []
     learning = False  # some parameter got a gradient that is not all zero
@@ -331,7 +347,7 @@ def _flat_gradients(events: Events, modules: Sequence[torch.nn.Module]) -> list[
     if not flat:
         return []
     every = not learning
-    line, op = events.flat_ops[0]
+    line, op = flat_ops[0]
     if every:
         what = "Every parameter gradient of a model is exactly zero"
         reach = "nothing before it can learn"

@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING
 
 import torch
 
-if TYPE_CHECKING:  # the recorder imports this module
-    from gradprobe._recorder import Events, SourceLine
+from gradprobe._recorder.events import StaleStep
+
+if TYPE_CHECKING:
+    from gradprobe._recorder.events import Events, SourceLine
 
 __all__ = ["StaleGrads"]
 
@@ -119,7 +121,7 @@ class StaleGrads:
             return False
         backward = sample.stale if sample.stale is not True else None
         if len(self.events.stale_steps) < 20:
-            self.events.stale_steps.append((backward, line))
+            self.events.stale_steps.append(StaleStep(backward, line))
         return True
 
     @staticmethod
