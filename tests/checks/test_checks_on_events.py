@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import torch
 
-from gradprobe._recorder import Events
+from gradprobe._recorder import Backward, Events
+from gradprobe._recorder.events import EmptyLoad, StaleStep, Typo
+from gradprobe._recorder.events import LeafBackward as LeafBackwardEvent
 from gradprobe.checks import Check, CheckRunner, OpCall, Run
 from gradprobe.checks.losses import BroadcastTarget
-from gradprobe.checks.missing_gradients import LeafBackward
+from gradprobe.checks.missing_gradients import FlatGradients, LeafBackward
 from gradprobe.checks.optimizer import ClipOrder, GradientsNotZeroed, ZeroedBeforeStep
 from gradprobe.checks.parameters import EmptyLoads, FreezeTypos
 from gradprobe.findings import Finding
@@ -34,9 +36,9 @@ def lines(finding: Finding) -> list[tuple[str, int]]:
 
 def test_gradients_not_zeroed_needs_two_stale_steps() -> None:
     events = Events()
-    events.stale_steps.append((at(12), at(13)))
+    events.stale_steps.append(StaleStep(at(12), at(13)))
     assert conclude(GradientsNotZeroed, events) == []  # one step is accumulation
-    events.stale_steps.append((at(12), at(13)))
+    events.stale_steps.append(StaleStep(at(12), at(13)))
     (finding,) = conclude(GradientsNotZeroed, events)
     assert finding.code == "GP134"
     assert lines(finding) == [("cause", 12), ("read", 13)]
@@ -87,16 +89,36 @@ def test_a_broadcast_loss_names_its_line_and_the_fix() -> None:
 def test_backward_on_a_leaf_blames_where_the_leaf_was_made() -> None:
     events = Events()
     assert conclude(LeafBackward, events) == []
-    events.leaf_backwards.append((5, at(18), at(17), (None, None)))
+    events.leaf_backwards.append(LeafBackwardEvent(5, at(18), at(17), (None, None)))
     (finding,) = conclude(LeafBackward, events)
     assert (finding.code, finding.cause and finding.cause.line) == ("GP115", 17)
 
 
 def test_a_requires_grad_typo_and_an_empty_load() -> None:
     events = Events()
-    events.typos.append((at(9), "requires_gard", "requires_grad"))
+    events.typos.append(Typo(at(9), "requires_gard", "requires_grad"))
     (typo,) = conclude(FreezeTypos, events)
     assert (typo.code, typo.details["meant"]) == ("GP111", "requires_grad")
-    events.empty_loads.append((at(11), ["module.fc.weight"], ["fc.weight"]))
+    events.empty_loads.append(EmptyLoad(at(11), ["module.fc.weight"], ["fc.weight"]))
     (load,) = conclude(EmptyLoads, events)
     assert (load.code, load.cause and load.cause.line) == ("GP117", 11)
+
+
+def test_zero_gradients_behind_a_rounding_op_name_the_op() -> None:
+    """GP120 subscribes to the zero-derivative ops itself and keeps what it saw."""
+    assert torch.round in FlatGradients.ops and torch.Tensor.sign in FlatGradients.ops
+    layer = torch.nn.Linear(3, 2)
+    for param in layer.parameters():
+        param.grad = torch.zeros_like(param)
+    events = Events()
+    events.backwards.append(Backward(1, at(60), "backward", [], retain_graph=False))
+    run = Run(events=events, modules=[layer])
+    check = FlatGradients()
+    check.on_op(OpCall(run, torch.round, (torch.ones(2),), {}, None, at(57)))  # no grad: data
+    assert list(check.conclude(run)) == []
+    check.on_op(OpCall(run, torch.round, (torch.ones(2, requires_grad=True),), {}, None, at(58)))
+    (finding,) = check.conclude(run)
+    assert (finding.code, finding.cause and finding.cause.line) == ("GP120", 58)
+    layer.weight.grad = torch.ones_like(layer.weight)  # learning after all: not this
+    (partly,) = check.conclude(run)
+    assert "bias" in partly.message and "weight" not in partly.message.split("exactly zero")[0]
