@@ -142,6 +142,13 @@ class HookTimeline:
 
         return to_text(self)
 
+    def _repr_html_(self) -> str:
+        """The timeline as HTML, for notebooks."""
+        from gradprobe.render.hooks import timeline_view
+        from gradprobe.render.html_report import to_html
+
+        return to_html(timeline_view(self))
+
     def __repr__(self) -> str:
         return f"<HookTimeline {len(self.events)} hook calls>"
 
