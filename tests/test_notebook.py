@@ -247,9 +247,13 @@ def test_leaf_report_is_a_table_and_escapes_names(executed: dict) -> None:
 
 
 def test_hook_inventory_displays_its_table_and_findings(executed: dict) -> None:
-    page = _one_page(executed["inventory"])
+    cell = executed["inventory"]
+    page = _one_page(cell)
     assert "table" in page.tags
-    assert "backward_legacy" in page.plain
+    # the hooks' lambdas are defined on lines 1 and 2 of this cell
+    number = cell.execution_count
+    assert f"backward_legacy <lambda> In [{number}], line 1" in page.plain
+    assert f"forward <lambda> In [{number}], line 2" in page.plain
     assert "GP301" in page.plain  # the legacy hook's finding, below the table
 
 

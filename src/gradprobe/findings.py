@@ -104,15 +104,18 @@ class Location:
     def where(self) -> str:
         """``file:line``; for code run in a notebook cell (``file`` is ``In [3]``, the
         cell's execution count), ``In [3], line 2``."""
-        if _CELL.fullmatch(self.file):
-            return f"{self.file}, line {self.line}"
-        return f"{self.file}:{self.line}"
+        return source_line(self.file, self.line)
 
     def __str__(self) -> str:
         where = self.where
         if self.function:
             where += f" in {self.function}"
         return f"{self.role}: {where}" + (f": {self.text}" if self.text else "")
+
+
+def source_line(file: str, line: int) -> str:
+    """``file:line``, or ``In [3], line 2`` when ``file`` names a notebook cell."""
+    return f"{file}, line {line}" if _CELL.fullmatch(file) else f"{file}:{line}"
 
 
 class Details(Mapping[str, Any]):

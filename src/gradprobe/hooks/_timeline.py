@@ -39,6 +39,7 @@ from gradprobe._nosync import hook_body
 from gradprobe._patch import HookSwaps, Patches, node_hook_tables
 from gradprobe._source import user_frame
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
+from gradprobe.findings import source_line
 from gradprobe.hooks._inventory import GLOBAL_OWNER, HookKind
 from gradprobe.hooks._names import (
     WRAPPED_ATTR,
@@ -107,7 +108,11 @@ class HookEvent:
         }
 
     def __str__(self) -> str:
-        where = f" ({display_path(self.file)}:{self.line})" if self.file and self.line else ""
+        where = (
+            f" ({source_line(display_path(self.file), self.line)})"
+            if self.file and self.line
+            else ""
+        )
         return f"{self.index:3d} {self.phase:8s} {self.kind:16s} {self.target}: {self.hook}{where}"
 
 
