@@ -240,7 +240,13 @@ def test_check_report_displays_as_html(executed: dict) -> None:
 def test_leaf_report_is_a_table_and_escapes_names(executed: dict) -> None:
     (fragment,) = _html(executed["leaves"])
     page = _Page(fragment)
-    assert page.tags.count("tr") == 1 + 5  # header, 2 Linear layers x 2, the odd parameter
+    table = fragment.split("</table>")[0]
+    assert table.count("<tr") == 1 + 5  # header, 2 Linear layers x 2, the odd parameter
+    # the reasons below the table, a grid in the terminal, a second table here
+    assert page.tags.count("table") == 2
+    assert "why .grad is None:" in page.plain
+    assert "• [bold red]w, 0.weight, 0.bias, 2.weight, 2.bias" in page.plain
+    assert "no backward() has reached it yet" in page.plain
     assert "[bold red]w" in page.plain  # rich markup in a name is shown as written
     assert "script" not in page.tags
     assert "<script>" not in fragment

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from rich.color import Color
 from rich.console import Console, Group
 from rich.style import Style
+from rich.table import Table
 from rich.terminal_theme import TerminalTheme
 from rich.text import Text
 
@@ -80,6 +81,8 @@ def _html(renderable: RenderableType) -> str:
         return _finding(renderable.finding)
     if isinstance(renderable, FittedTable):
         return _table(renderable)
+    if isinstance(renderable, Table):
+        return _rich_table(renderable)
     if isinstance(renderable, Group):
         return "".join(_html(part) for part in renderable.renderables)
     if isinstance(renderable, str):
@@ -139,6 +142,46 @@ def _table(table: FittedTable) -> str:
         parts.append("</tr>")
     parts.append("</tbody></table>")
     return "".join(parts)
+
+
+def _rich_table(table: Table) -> str:
+    """A rich ``Table`` (grids of labels and values, the reasons under a leaf table): its
+    title, header and cells; a cell that is not text is converted like anything else."""
+    parts = ['<table style="border-collapse: collapse; margin: 2px 0">']
+    if isinstance(table.title, (str, Text)) and str(table.title):
+        title = table.title if isinstance(table.title, Text) else Text(table.title)
+        caption = "caption-side: top; text-align: left; font-style: italic"
+        parts.append(f'<caption style="{caption}">{_spans(title)}</caption>')
+    columns = table.columns
+    if table.show_header and any(str(column.header) for column in columns):
+        parts.append("<thead><tr>")
+        for column in columns:
+            header = column.header if isinstance(column.header, Text) else Text(str(column.header))
+            parts.append(
+                f'<th style="{_CELL}; text-align: {_justify(column.justify)}; border-bottom: '
+                f'1px solid currentColor">{_spans(header)}</th>'
+            )
+        parts.append("</tr></thead>")
+    parts.append("<tbody>")
+    for cells in zip(*(list(column.cells) for column in columns), strict=True):
+        parts.append("<tr>")
+        for column, cell in zip(columns, cells, strict=True):
+            style = _css(Style.parse(column.style)) if isinstance(column.style, str) else ""
+            css = "; ".join(filter(None, (_CELL, f"text-align: {_justify(column.justify)}", style)))
+            body = _spans(Text(cell)) if isinstance(cell, str) else _inline(cell)
+            parts.append(f'<td style="{css}; white-space: pre-wrap">{body}</td>')
+        parts.append("</tr>")
+    parts.append("</tbody></table>")
+    return "".join(parts)
+
+
+def _inline(renderable: RenderableType) -> str:
+    """A table cell's content: text as spans, anything else as its own block."""
+    return _spans(renderable) if isinstance(renderable, Text) else _html(renderable)
+
+
+def _justify(justify: str | None) -> str:
+    return justify if justify in ("left", "right", "center") else "left"
 
 
 _console = Console(file=io.StringIO(), color_system="truecolor", width=10_000, force_jupyter=False)
