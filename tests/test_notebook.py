@@ -92,6 +92,7 @@ CELLS: list[tuple[str, str]] = [
             "get_ipython().set_custom_exc((ZeroDivisionError,), custom)"
         ),
     ),
+    ("layout", "hooks.explain(torch.nn.Linear(3, 2))"),
     ("load", "%load_ext gradprobe"),
     (
         "magic-error",
@@ -275,6 +276,13 @@ def test_watch_session_displays_findings_and_statistics(executed: dict) -> None:
     assert "parameter gradients at step" in page.plain
     assert "script" not in page.tags
     assert "<script>alert(1)</script>" in page.plain  # the module's name, as text
+
+
+def test_hook_layout_displays_both_hooks(executed: dict) -> None:
+    page = _one_page(executed["layout"])
+    assert "register_backward_hook (legacy) grad_input, attached to AddmmBackward0" in page.plain
+    assert "register_full_backward_hook grad_input" in page.plain
+    assert page.tags.count("table") == 2
 
 
 def test_magic_records_the_cell_shows_findings_then_the_traceback(executed: dict) -> None:

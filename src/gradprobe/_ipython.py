@@ -44,8 +44,9 @@ class _Loaded:
 
     custom_exceptions: tuple[type[BaseException], ...]
     custom_tb: Any
-    # the exception the last %%gradprobe cell raised, already explained by its Recording
-    shown: BaseException | None = None
+    # id() of the exception the last %%gradprobe cell raised, which its Recording explained
+    # (an id: the exception's frames would keep the cell's tensors alive)
+    shown: int | None = None
 
 
 _loaded: dict[int, _Loaded] = {}  # id(shell) -> its state
@@ -132,7 +133,7 @@ def _run_cell(shell: InteractiveShell, state: _Loaded, line: str, cell: str) -> 
             expression = ast.Expression(last.value)
             return eval(shell.compile(expression, filename, "eval"), namespace)
     except RuntimeError as error:
-        state.shown = error  # the Recording explains it: no second explanation
+        state.shown = id(error)  # the Recording explains it: no second explanation
         raise
     finally:
         if name:
@@ -168,7 +169,7 @@ def _handle(
     if previous and isinstance(value, previous) and state.custom_tb is not None:
         state.custom_tb(etype, value, tb, tb_offset=tb_offset)
         return
-    if value is not shown:
+    if id(value) != shown:
         finding = _explained(value)
         if finding is not None:
             _display(*_explanation(finding))
