@@ -150,6 +150,7 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("JUPYTER_PATH", str(where / "jupyter"))
         patch.setenv("IPYTHONDIR", str(where / "ipython"))  # no user profile or startup files
+        patch.setenv("JUPYTER_RUNTIME_DIR", str(where / "runtime"))
         client.execute()
     nbformat.validate(notebook)
     return {cell.metadata["name"]: cell for cell in notebook.cells}
