@@ -119,8 +119,10 @@ def _run_cell(shell: InteractiveShell, state: _Loaded, line: str, cell: str) -> 
         )
         raise GradprobeValueError(msg)
     # One blank line first: the magic's own line is line 1 of the cell as the user sees it.
+    # (The raw code names the file ipykernel compiles it from: with the blank line too, it
+    # is not the file of a plain cell holding the same code.)
     source = "\n" + shell.transform_cell(cell)
-    filename = shell.compile.cache(source, _cell_number(shell), raw_code=cell)
+    filename = shell.compile.cache(source, _cell_number(shell), raw_code="\n" + cell)
     tree = ast.parse(source, filename=filename)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     namespace = shell.user_ns
