@@ -80,12 +80,14 @@ __all__ = [
     "grad_cam",
     "guided_backprop",
     "leaf_report",
+    "load_ipython_extension",
     "make_finding",
     "record",
     "save_svg",
     "to_dot",
     "to_svg",
     "trace",
+    "unload_ipython_extension",
     "watch",
 ]
 
@@ -146,6 +148,18 @@ def __getattr__(name: str) -> _typing.Any:
     value = getattr(_importlib.import_module(source), name)
     globals()[name] = value
     return value
+
+
+def load_ipython_extension(ipython: _typing.Any) -> None:
+    """``%load_ext gradprobe`` in a notebook or IPython: adds the ``%%gradprobe`` cell magic
+    (run the cell inside :func:`record` and show its findings) and explains autograd errors
+    of later cells above their traceback. See ``docs/notebooks.md``."""
+    _importlib.import_module("gradprobe._ipython").load(ipython)
+
+
+def unload_ipython_extension(ipython: _typing.Any) -> None:
+    """``%unload_ext gradprobe``: removes what :func:`load_ipython_extension` added."""
+    _importlib.import_module("gradprobe._ipython").unload(ipython)
 
 
 def __dir__() -> list[str]:

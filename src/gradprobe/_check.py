@@ -65,16 +65,29 @@ class CheckReport:
         """``{"ok": bool, "findings": [finding.to_dict(), ...]}``."""
         return {"ok": self.ok, "findings": [finding.to_dict() for finding in self.findings]}
 
-    def __str__(self) -> str:
+    def _header(self) -> str:
         if self.ok:
             return f"gradprobe.check: ok, backward() should run ({len(self.graph)} nodes checked)"
-        from gradprobe.render.findings import findings_text
-
         count = len(self.findings)
-        header = (
+        return (
             f"gradprobe.check: backward() would fail ({count} finding{'' if count == 1 else 's'})"
         )
-        return findings_text(self.findings, header=header)
+
+    def __str__(self) -> str:
+        if self.ok:
+            return self._header()
+        from gradprobe.render.findings import findings_text
+
+        return findings_text(self.findings, header=self._header())
+
+    def _repr_html_(self) -> str:
+        """The report as HTML, for notebooks: the same rows as ``str()``."""
+        from gradprobe.render.findings import findings_view
+        from gradprobe.render.html_report import to_html
+
+        if self.ok:
+            return to_html("", header=self._header())
+        return to_html(findings_view(self.findings), header=self._header())
 
     def __repr__(self) -> str:
         if self.ok:

@@ -112,7 +112,7 @@ def _explanation(findings: tuple[Finding, ...]) -> str:
         if finding.hint:
             lines.append(f"Fix: {finding.hint}")
         lines.extend(
-            f"At ({location.role}): {location.file}:{location.line}"
+            f"At ({location.role}): {location.where}"
             + (f": {location.text}" if location.text else "")
             for location in finding.locations
         )

@@ -371,21 +371,34 @@ class Recording:
         # Without this, __len__ would make a recording with no findings false.
         return True
 
-    def __str__(self) -> str:
-        from gradprobe.render.findings import findings_text
-
+    def _header(self) -> str:
         if self._stack is not None:
             return (
                 f"gradprobe.record: still recording ({len(self._events.nodes)} nodes so far); "
                 "the findings are made when the block ends"
             )
         count = len(self.findings)
-        header = (
+        return (
             f"gradprobe.record: {count} finding{'' if count == 1 else 's'}"
             if count
             else "gradprobe.record: nothing to report"
         )
-        return findings_text(self.findings, header=header)
+
+    def __str__(self) -> str:
+        from gradprobe.render.findings import findings_text
+
+        if self._stack is not None:
+            return self._header()
+        return findings_text(self.findings, header=self._header())
+
+    def _repr_html_(self) -> str:
+        """The report as HTML, for notebooks: the same rows as ``str()``."""
+        from gradprobe.render.findings import findings_view
+        from gradprobe.render.html_report import to_html
+
+        if self._stack is not None:
+            return to_html("", header=self._header())
+        return to_html(findings_view(tuple(self.findings)), header=self._header())
 
     def __repr__(self) -> str:
         state = "recording" if self._stack is not None else "ended"

@@ -23,10 +23,12 @@ import torch
 from gradprobe.findings import Location, LocationRole
 
 __all__ = [
+    "cell_name",
     "is_gradprobe_file",
     "is_user_file",
     "line_location",
     "location_of",
+    "shown_file",
     "traceback_location",
     "user_frame",
     "user_location",
@@ -90,28 +92,55 @@ def user_frame(depth: int = 1) -> FrameType | None:
 _resolved: dict[str, str] = {}  # co_filename -> the path shown
 
 
+def cell_name(filename: str) -> str | None:
+    """``In [3]`` when ``filename`` is the file IPython compiled notebook cell 3 from
+    (ipykernel writes cells as ``/tmp/ipykernel_<pid>/<hash>.py``), else None.
+
+    Asked each time rather than cached: a cell run again, or the same code in a later
+    cell, keeps its file name and takes the new execution count.
+    """
+    ipython = sys.modules.get("IPython")
+    if ipython is None:  # never imported: not a notebook or an IPython shell
+        return None
+    get_ipython = getattr(ipython, "get_ipython", None)
+    shell = get_ipython() if callable(get_ipython) else None
+    # CachingCompiler._filename_map (IPython >= 7): compiled file name -> execution count;
+    # IPython's own tracebacks name cells ("Cell In[3], line 2") from the same table.
+    table = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    number = table.get(filename) if isinstance(table, dict) else None
+    return f"In [{number}]" if isinstance(number, int) else None
+
+
+def shown_file(filename: str) -> str:
+    """The ``file`` of a :class:`Location`: a notebook cell's name, a pseudo-file as it is
+    (``<stdin>``), or the resolved path."""
+    cell = cell_name(filename)
+    if cell is not None:
+        return cell
+    path = _resolved.get(filename)
+    if path is None:
+        path = filename if filename.startswith("<") else str(Path(filename).resolve())
+        _resolved[filename] = path
+    return path
+
+
 def line_location(line: tuple[str, int, str] | None, role: LocationRole) -> Location | None:
     """A :class:`Location` for a recorded ``(co_filename, line, function)``, or None."""
     if line is None:
         return None
     filename, number, function = line
-    path = _resolved.get(filename)
-    if path is None:
-        path = filename if filename.startswith("<") else str(Path(filename).resolve())
-        _resolved[filename] = path
     text = linecache.getline(filename, number).strip() or None
-    return Location(file=path, line=number, role=role, function=function, text=text)
+    return Location(file=shown_file(filename), line=number, role=role, function=function, text=text)
 
 
 def location_of(frame: FrameType, role: LocationRole, line: int | None = None) -> Location:
     """A :class:`Location` for ``frame`` (at ``line``, default its current line)."""
     code = frame.f_code
     number = frame.f_lineno if line is None else line
-    filename = code.co_filename
-    if not filename.startswith("<"):
-        filename = str(Path(filename).resolve())
     text = linecache.getline(code.co_filename, number).strip() or None
-    return Location(file=filename, line=number, role=role, function=code.co_name, text=text)
+    return Location(
+        file=shown_file(code.co_filename), line=number, role=role, function=code.co_name, text=text
+    )
 
 
 def user_location(role: LocationRole, depth: int = 2) -> Location | None:

@@ -77,7 +77,7 @@ def compose(title: str, lines: Sequence[str], findings: Sequence[Finding]) -> st
 
 
 def where(location: Any) -> str:
-    where = f"{location.file}:{location.line}"
+    where = str(location.where)
     if location.function:
         where += f" in {location.function}"
     if location.text:

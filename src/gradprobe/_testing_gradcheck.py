@@ -22,7 +22,6 @@ import inspect
 import linecache
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass
-from pathlib import Path
 from types import CodeType
 from typing import Any
 
@@ -30,7 +29,7 @@ import torch
 from torch.autograd.function import Function
 from torch.autograd.gradcheck import GradcheckError
 
-from gradprobe._source import user_location
+from gradprobe._source import shown_file, user_location
 from gradprobe.findings import Location
 
 __all__ = ["Culprit", "find_culprits", "function_of"]
@@ -300,9 +299,7 @@ def _defined(hook: object) -> Location | None:
 
 
 def _code_location(code: CodeType, function: str) -> Location:
-    filename = code.co_filename
-    if not filename.startswith("<"):
-        filename = str(Path(filename).resolve())
+    filename = shown_file(code.co_filename)
     line = max(int(code.co_firstlineno), 1)
     # co_firstlineno is the first decorator's line; the `def` line is the one to show.
     for candidate in range(line, line + _MAX_DECORATOR_LINES):

@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -63,6 +64,9 @@ tensor or node; ``saved`` is where autograd saved it; ``error`` is where PyTorch
 
 _ROLES: frozenset[str] = frozenset(("cause", "created", "saved", "error", "read", "registered"))
 _DOCS = "docs/findings"
+# How gradprobe._source names a notebook cell instead of the temporary file IPython runs it
+# from: "In [3]", its execution count.
+_CELL = re.compile(r"In \[\d*\]")
 
 
 @dataclass(frozen=True)
@@ -96,11 +100,22 @@ class Location:
             "text": self.text,
         }
 
+    @property
+    def where(self) -> str:
+        """``file:line``; for code run in a notebook cell (``file`` is ``In [3]``, the
+        cell's execution count), ``In [3], line 2``."""
+        return source_line(self.file, self.line)
+
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}"
+        where = self.where
         if self.function:
             where += f" in {self.function}"
         return f"{self.role}: {where}" + (f": {self.text}" if self.text else "")
+
+
+def source_line(file: str, line: int) -> str:
+    """``file:line``, or ``In [3], line 2`` when ``file`` names a notebook cell."""
+    return f"{file}, line {line}" if _CELL.fullmatch(file) else f"{file}:{line}"
 
 
 class Details(Mapping[str, Any]):
@@ -239,6 +254,12 @@ class Finding:
         from gradprobe.render.findings import finding_panel
 
         yield finding_panel(self)
+
+    def _repr_html_(self) -> str:
+        """The finding as HTML, for notebooks: code, kind and title, then its rows."""
+        from gradprobe.render.html_report import finding_html
+
+        return finding_html(self)
 
 
 def make_finding(

@@ -66,6 +66,13 @@ class LeafReport:
 
         return to_text(self)
 
+    def _repr_html_(self) -> str:
+        """The table as HTML, for notebooks."""
+        from gradprobe.render.html_report import to_html
+        from gradprobe.render.text import leaf_table
+
+        return to_html(leaf_table(self))
+
     def __repr__(self) -> str:
         return f"<LeafReport {len(self.rows)} tensors, {len(self.missing_grad)} without .grad>"
 

@@ -10,13 +10,12 @@ import fnmatch
 import inspect
 import linecache
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Literal, TypeAlias
 
 import torch
 from torch import Tensor, nn
 
-from gradprobe._source import is_user_file
+from gradprobe._source import is_user_file, shown_file
 from gradprobe._watch._findings import Thresholds
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
 from gradprobe.findings import Location
@@ -226,11 +225,8 @@ def forward_sources(chosen: Sequence[tuple[str, nn.Module]]) -> dict[str, Locati
         code = getattr(inspect.getattr_static(type(module), "forward", None), "__code__", None)
         if code is None or not is_user_file(code.co_filename):
             continue
-        filename = code.co_filename
-        if not filename.startswith("<"):
-            filename = str(Path(filename).resolve())
         found[name] = Location(
-            file=filename,
+            file=shown_file(code.co_filename),
             line=code.co_firstlineno,
             role="created",
             function=f"{type(module).__name__}.forward",

@@ -696,6 +696,13 @@ class WatchSession:
 
         return str(watch_text(self._report_data()))
 
+    def _repr_html_(self) -> str:
+        """The report as HTML, for notebooks: findings, then the statistics tables."""
+        from gradprobe.render.html_report import to_html
+        from gradprobe.render.watch import watch_report
+
+        return to_html(watch_report(self._report_data()))
+
     def _report_data(self) -> Any:
         from gradprobe.render.watch import ReportData
 

@@ -21,6 +21,7 @@ from gradprobe._compat import (
     NON_LEAF_FLAG_ERROR,
     NONSCALAR_ERROR,
 )
+from gradprobe._source import shown_file
 from gradprobe.checks._versions import parse_version_error
 from gradprobe.findings import AutogradError, Finding, Location, make_finding
 
@@ -213,9 +214,13 @@ def _error_location(exc: BaseException) -> Location | None:
         code = tb.tb_frame.f_code
         filename = str(Path(code.co_filename).resolve()) if code.co_filename else ""
         if filename and not filename.startswith(_SKIP_DIRS) and not filename.startswith("<"):
-            text = linecache.getline(filename, tb.tb_lineno).strip() or None
+            text = linecache.getline(code.co_filename, tb.tb_lineno).strip() or None
             location = Location(
-                file=filename, line=tb.tb_lineno, role="error", function=code.co_name, text=text
+                file=shown_file(code.co_filename),
+                line=tb.tb_lineno,
+                role="error",
+                function=code.co_name,
+                text=text,
             )
         tb = tb.tb_next
     return location

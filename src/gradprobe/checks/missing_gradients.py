@@ -8,7 +8,6 @@ too late, and operations whose derivative is zero almost everywhere.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -25,7 +24,7 @@ from gradprobe._recorder import (
 from gradprobe._recorder.events import OpLine
 from gradprobe._recorder.ops import ZERO_DERIVATIVE
 from gradprobe._recorder.owners import qualified_owner
-from gradprobe._source import traceback_location
+from gradprobe._source import shown_file, traceback_location
 from gradprobe.checks._api import BackwardCall, Check, OpCall, Run, register
 from gradprobe.checks._common import (
     _locations,
@@ -777,4 +776,4 @@ def none_grad_used(
 
 
 def _resolved(filename: str) -> str:
-    return filename if filename.startswith("<") else str(Path(filename).resolve())
+    return shown_file(filename)

@@ -163,6 +163,13 @@ class HookLayout:
 
         return to_text(self)
 
+    def _repr_html_(self) -> str:
+        """The two hooks' ``grad_input`` as HTML tables, for notebooks."""
+        from gradprobe.render.hooks import layout_view
+        from gradprobe.render.html_report import to_html
+
+        return to_html(layout_view(self))
+
     def __repr__(self) -> str:
         return f"<HookLayout {self.module}: legacy hook sees {self.node}>"
 

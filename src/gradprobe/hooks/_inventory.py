@@ -166,6 +166,13 @@ class HookInventory:
 
         return to_text(self)
 
+    def _repr_html_(self) -> str:
+        """The inventory as HTML, for notebooks."""
+        from gradprobe.render.hooks import inventory_view
+        from gradprobe.render.html_report import to_html
+
+        return to_html(inventory_view(self))
+
     def __repr__(self) -> str:
         return f"<HookInventory {self.subject}: {len(self.entries)} hooks>"
 

@@ -23,6 +23,7 @@ import torch
 from torch.nn.modules.module import _WrappedHook
 
 from gradprobe._patch import WRAPPED_ATTR
+from gradprobe._source import shown_file
 
 __all__ = [
     "WRAPPED_ATTR",
@@ -129,10 +130,7 @@ def callable_source(fn: object) -> tuple[str, int] | None:
     code = getattr(_function_of(fn), "__code__", None)
     if code is None:
         return None
-    filename: str = code.co_filename
-    if not filename.startswith("<"):
-        filename = str(Path(filename).resolve())
-    return filename, int(code.co_firstlineno)
+    return shown_file(code.co_filename), int(code.co_firstlineno)
 
 
 def is_torch_callable(fn: object) -> bool:

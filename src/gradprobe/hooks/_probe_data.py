@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import linecache
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
 import torch
 
-from gradprobe._source import is_user_file
+from gradprobe._source import is_user_file, shown_file
 from gradprobe.findings import Finding, Location, LocationRole, make_finding
 from gradprobe.hooks._inventory import HookKind
 
@@ -66,7 +65,7 @@ def location(line: Line | None, role: LocationRole) -> Location | None:
         return None
     filename, number, function = line
     return Location(
-        file=filename if filename.startswith("<") else str(Path(filename).resolve()),
+        file=shown_file(filename),
         line=number,
         role=role,
         function=function,

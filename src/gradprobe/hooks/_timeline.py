@@ -39,6 +39,7 @@ from gradprobe._nosync import hook_body
 from gradprobe._patch import HookSwaps, Patches, node_hook_tables
 from gradprobe._source import user_frame
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
+from gradprobe.findings import source_line
 from gradprobe.hooks._inventory import GLOBAL_OWNER, HookKind
 from gradprobe.hooks._names import (
     WRAPPED_ATTR,
@@ -107,7 +108,11 @@ class HookEvent:
         }
 
     def __str__(self) -> str:
-        where = f" ({display_path(self.file)}:{self.line})" if self.file and self.line else ""
+        where = (
+            f" ({source_line(display_path(self.file), self.line)})"
+            if self.file and self.line
+            else ""
+        )
         return f"{self.index:3d} {self.phase:8s} {self.kind:16s} {self.target}: {self.hook}{where}"
 
 
@@ -141,6 +146,13 @@ class HookTimeline:
         from gradprobe.render.text import to_text
 
         return to_text(self)
+
+    def _repr_html_(self) -> str:
+        """The timeline as HTML, for notebooks."""
+        from gradprobe.render.hooks import timeline_view
+        from gradprobe.render.html_report import to_html
+
+        return to_html(timeline_view(self))
 
     def __repr__(self) -> str:
         return f"<HookTimeline {len(self.events)} hook calls>"

@@ -36,7 +36,9 @@ def finding_rows(finding: Finding, *, short_paths: bool = True) -> list[tuple[st
         if value:
             rows.append((label, value))
     for location in finding.locations:
-        where = f"{_short(location.file) if short_paths else location.file}:{location.line}"
+        where = location.where
+        if short_paths and where.startswith(f"{location.file}:"):
+            where = f"{_short(location.file)}:{location.line}"
         if location.function:
             where += f" in {location.function}"
         if location.text:

@@ -14,6 +14,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from gradprobe.findings import source_line
 from gradprobe.hooks._names import display_path
 from gradprobe.render._fit import Column, FittedTable
 from gradprobe.render.findings import findings_view
@@ -31,7 +32,7 @@ __all__ = ["comparison_table", "inventory_view", "layout_view", "timeline_view"]
 def _where(file: str | None, line: int | None) -> Text:
     if file is None:
         return Text("–", style="dim")
-    return Text(f"{display_path(file)}:{line}" if line else display_path(file))
+    return Text(source_line(display_path(file), line) if line else display_path(file))
 
 
 def inventory_view(inventory: HookInventory) -> RenderableType:
