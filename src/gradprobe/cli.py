@@ -58,6 +58,12 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         metavar="DIR",
         help="also draw each finding as DIR/<code>-<n>.svg (the graph around the problem)",
     )
+    diagnose.add_argument(
+        "--sarif",
+        type=Path,
+        metavar="PATH",
+        help="also write the findings as SARIF 2.1.0 to PATH (GitHub code scanning, editors)",
+    )
     diagnose.add_argument("script", metavar="SCRIPT", help="the Python script to run")
     diagnose.add_argument(
         "args",
@@ -132,7 +138,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return _demo(svg)
     if args.command == "diagnose":
-        for option, path, directory in (("--json", args.json, False), ("--svg", args.svg, True)):
+        for option, path, directory in (
+            ("--json", args.json, False),
+            ("--svg", args.svg, True),
+            ("--sarif", args.sarif, False),
+        ):
             problem = (
                 None if path is None else _bad_path("diagnose", option, path, directory=directory)
             )
@@ -145,7 +155,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gradprobe.errors import GradprobeError
 
         try:
-            return diagnose(args.script, args.args, json_path=args.json, svg_dir=args.svg)
+            return diagnose(
+                args.script,
+                args.args,
+                json_path=args.json,
+                svg_dir=args.svg,
+                sarif_path=args.sarif,
+            )
         except GradprobeError as error:
             print(_one_line(error), file=sys.stderr)
             return 2
