@@ -122,6 +122,40 @@ def test_explain_and_its_help_do_not_import_torch() -> None:
     assert done.stdout.splitlines()[-1] == "torch imported: False"
 
 
+@pytest.mark.parametrize("args", [["explain"], ["explain", "GP101"]], ids=["list", "page"])
+def test_a_reader_that_leaves_early_gets_no_traceback(args: list[str]) -> None:
+    # `gradprobe explain | head -1`, deterministically: stdout is a pipe nobody reads
+    code = f"""
+        import os, sys
+        read, write = os.pipe()
+        os.close(read)
+        os.dup2(write, 1)
+        from gradprobe.cli import main
+        sys.stderr.write(f"exit {{main({args!r})}}\\n")
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": _SRC},
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "exit 0\n")
+
+
+def test_without_its_pages_explain_says_so_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(_pages, "_folder", lambda: tmp_path / "missing")
+    assert main(["explain", "GP101"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "gradprobe explain: the finding pages are not installed with this gradprobe "
+        "(gradprobe/_docs/findings is missing); reinstall it.\n"
+    )
+
+
 # -- the pages inside the package ----------------------------------------------------------------
 
 

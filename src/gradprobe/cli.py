@@ -114,6 +114,7 @@ def _explain(query: str | None) -> int:
     if query is None:
         try:
             _list_codes(codes)
+            sys.stdout.flush()
         except BrokenPipeError:  # `gradprobe explain | head`: the reader has enough
             _quiet_stdout()
         return 0
