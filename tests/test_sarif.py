@@ -266,6 +266,35 @@ def test_a_clean_run_is_a_valid_log_with_no_results(tmp_path: Path) -> None:
     assert log["runs"][0]["invocations"][0]["exitCode"] == 0
 
 
+@pytest.mark.filterwarnings("ignore:The .grad attribute of a Tensor that is not a leaf")
+@pytest.mark.parametrize("git", ["folder", "file"], ids=["repository", "worktree"])
+def test_paths_are_relative_to_the_git_work_tree_around_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git: str
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "train").mkdir(parents=True)
+    if git == "folder":
+        (repo / ".git").mkdir()
+    else:  # a worktree's .git is a file naming the real one
+        (repo / ".git").write_text("gitdir: /elsewhere/.git/worktrees/repo\n")
+    (repo / "train" / "step.py").write_text(
+        "import torch\n"
+        "probe = torch.ones(3, requires_grad=True).double()\n"
+        "(probe * 2).sum().backward()\n"
+        "print(probe.grad)\n"
+    )
+    monkeypatch.chdir(repo / "train")  # run from a subdirectory, as `cd train && ...` would
+    assert diagnose("step.py", sarif_path="r.sarif") == 0
+    log = json.loads((repo / "train" / "r.sarif").read_text(encoding="utf-8"))
+    assert _errors(log) == []
+    run = log["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repo.resolve().as_uri() + "/"
+    (result,) = run["results"]
+    assert result["ruleId"] == "GP106"  # .grad of a non-leaf
+    artifact = result["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert artifact == {"uri": "train/step.py", "uriBaseId": "%SRCROOT%"}
+
+
 def test_write_sarif_returns_its_path(tmp_path: Path) -> None:
     written = write_sarif(_finding(), tmp_path / "x.sarif", root="/work/project")
     assert written == tmp_path / "x.sarif"

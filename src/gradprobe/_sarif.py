@@ -5,8 +5,10 @@ One run, tool ``gradprobe``; one rule per registered code (its title, explanatio
 page as help); one result per finding. A result's primary location is the finding's
 ``cause`` (the line to change), or its first location when it has no cause, or the script
 itself when it has none; every location of the finding is also a related location whose
-message is its role. Files under the working directory are written relative to the base
-``%SRCROOT%`` (GitHub resolves them against the repository), others as ``file://`` URIs.
+message is its role. Files in the source tree (the git work tree around the working
+directory, or the working directory outside one) are written relative to the base
+``%SRCROOT%``, as GitHub code scanning wants them (relative to the repository's root);
+others as ``file://`` URIs.
 
 A result's level is ``error`` when the script died at one of the finding's lines (the
 finding explains the exception), ``warning`` otherwise.
@@ -38,7 +40,7 @@ from gradprobe.findings import CODES, Code, Finding, Location
 if TYPE_CHECKING:
     from gradprobe.diagnose import Diagnosis
 
-__all__ = ["SARIF_SCHEMA", "sarif_log", "write_sarif"]
+__all__ = ["SARIF_SCHEMA", "sarif_log", "source_root", "write_sarif"]
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -57,18 +59,17 @@ _ROLE_TEXT = {
 def sarif_log(
     diagnosis: Diagnosis, *, root: str | os.PathLike[str] | None = None
 ) -> dict[str, Any]:
-    """The SARIF 2.1.0 log of ``diagnosis`` as JSON-ready data; paths under ``root`` (the
-    working directory by default) are relative to ``%SRCROOT%``."""
+    """The SARIF 2.1.0 log of ``diagnosis`` as JSON-ready data; paths under ``root``
+    (default: :func:`source_root` of the working directory) are relative to ``%SRCROOT%``."""
     from gradprobe import __version__
 
-    base = Path(root if root is not None else Path.cwd()).resolve()
+    base = Path(root).resolve() if root is not None else source_root(Path.cwd())
     rules = list(CODES.values())
     index = {entry.code: n for n, entry in enumerate(rules)}
     raised = _raised_at(diagnosis.error)
     invocation: dict[str, Any] = {
         "executionSuccessful": True,
         "exitCode": diagnosis.exit_code,
-        "workingDirectory": {"uri": _directory_uri(base)},
         "properties": {"script": diagnosis.script, "argv": list(diagnosis.argv)},
     }
     error = diagnosis.to_dict()["error"]
@@ -109,6 +110,16 @@ def write_sarif(
     text = json.dumps(sarif_log(diagnosis, root=root), indent=2, ensure_ascii=False)
     target.write_text(text + "\n", encoding="utf-8")
     return target
+
+
+def source_root(start: str | os.PathLike[str]) -> Path:
+    """The root of the git work tree holding ``start`` (the nearest directory with a
+    ``.git`` entry, a folder or a worktree's file), or ``start`` itself outside one."""
+    here = Path(start).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return here
 
 
 def _rule(entry: Code) -> dict[str, Any]:

@@ -177,7 +177,7 @@ def diagnose(
             )
             raise GradprobeValueError(msg)
     _check_sarif_path(sarif_path)
-    root = Path.cwd()  # SARIF paths are relative to where gradprobe was started
+    root = Path.cwd()  # SARIF paths: the source tree around where gradprobe was started
     result = diagnose_script(script, args)
     console = Console(file=stream or sys.stderr, highlight=False)
     heading = f"gradprobe diagnose {Path(result.script).name}"
@@ -241,10 +241,10 @@ def _check_sarif_path(sarif_path: str | os.PathLike[str] | None) -> None:
 def _write_sarif(
     result: Diagnosis, sarif_path: str | os.PathLike[str], root: Path, console: Console
 ) -> bool:
-    from gradprobe._sarif import write_sarif
+    from gradprobe._sarif import source_root, write_sarif
 
     try:
-        write_sarif(result, sarif_path, root=root)
+        write_sarif(result, sarif_path, root=source_root(root))
     except OSError as error:  # checked before the run; the disk changed since
         console.print(
             f"gradprobe diagnose: could not write the SARIF report to {str(sarif_path)!r}: "
