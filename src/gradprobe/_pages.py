@@ -21,7 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 import re
 from importlib import resources
 
@@ -80,6 +79,8 @@ def lookup(query: str) -> str | None:
 
 def suggestions(query: str, limit: int = 3) -> list[str]:
     """Codes close to ``query`` (by code, or by kind when ``query`` looks like a kind)."""
+    import difflib  # only for a code that is not known
+
     codes = page_codes()
     text = query.strip()
     matches = difflib.get_close_matches(text.upper(), codes, n=limit, cutoff=0.6)

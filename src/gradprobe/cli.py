@@ -8,7 +8,10 @@ traceback. ``--help``, ``--version`` and ``explain`` answer without importing to
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -130,12 +133,13 @@ def _explain(query: str | None) -> int:
         )
         return 2
     from rich.console import Console
-    from rich.markdown import Markdown
 
     text = _pages.terminal_text(page)
     console = Console(highlight=False)
     try:
         if console.is_terminal:
+            from rich.markdown import Markdown  # its parser only when it renders
+
             console.print(Markdown(text))
         else:
             sys.stdout.write(text)
@@ -148,8 +152,6 @@ def _explain(query: str | None) -> int:
 def _quiet_stdout() -> None:
     """After the reader of a pipe left: nothing more to say, and no complaint from the
     interpreter when it flushes stdout on exit."""
-    import os
-
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
@@ -160,9 +162,6 @@ def _or(items: Sequence[str]) -> str:
 def _list_codes(codes: Sequence[str]) -> None:
     """One entry per code, its title on an indented second line: any width fits, and
     nothing is cut."""
-    import shutil
-    import textwrap
-
     from gradprobe._codes import BUILTIN_CODES
 
     width = max(40, shutil.get_terminal_size().columns)
