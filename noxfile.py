@@ -1,4 +1,4 @@
-"""Developer tasks: ``nox -s tests lint typecheck doctests docs``; ``bench`` and
+"""Developer tasks: ``nox -s tests lint typecheck doctests docs site``; ``bench`` and
 ``tests_torch214`` on demand."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import nox
 
 nox.needs_version = ">=2024.3.2"
-nox.options.sessions = ["tests", "lint", "typecheck", "doctests", "docs"]
+nox.options.sessions = ["tests", "lint", "typecheck", "doctests", "docs", "site"]
 nox.options.default_venv_backend = "venv"
 
 TORCH = "torch==2.13.0"  # the CPU build; install torch before gradprobe so pip never swaps it
@@ -63,6 +63,13 @@ def docs(session: nox.Session) -> None:
     """Regenerate the real outputs shown in docs/ (text reports, SVGs, PNGs)."""
     _install(session, extras="test,plot")
     session.run("python", "docs/generate.py")
+
+
+@nox.session
+def site(session: nox.Session) -> None:
+    """The docs site (mkdocs.yml), built with warnings as errors into site/."""
+    _install(session, extras="docs")
+    session.run("mkdocs", "build", "--strict", *session.posargs, env={"NO_MKDOCS_2_WARNING": "1"})
 
 
 @nox.session(default=False)

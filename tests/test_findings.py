@@ -129,6 +129,8 @@ def test_to_dict_has_the_diagnose_shape_and_is_json() -> None:
     ]
     assert data["details"] == {"slots": ["self", "other"], "version_saved": 0}
     assert data["doc"] == "docs/findings/gp101.md"
+    # relative to the docs root: the site's page, and the page installed with the package
+    assert data["docs"] == "findings/gp101.md"
 
 
 def test_finding_is_frozen_hashable_and_picklable() -> None:

@@ -1,14 +1,17 @@
 """The ``gradprobe`` command line (also ``python -m gradprobe``).
 
-User mistakes (a path that cannot be written, a script that is not a file) end with one
-line on stderr and exit status 2, before anything runs; no traceback. ``--help`` and
-``--version`` answer without importing torch.
+User mistakes (a path that cannot be written, a script that is not a file, an unknown
+finding code) end with one line on stderr and exit status 2, before anything runs; no
+traceback. ``--help``, ``--version`` and ``explain`` answer without importing torch.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -58,12 +61,28 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         metavar="DIR",
         help="also draw each finding as DIR/<code>-<n>.svg (the graph around the problem)",
     )
+    diagnose.add_argument(
+        "--sarif",
+        type=Path,
+        metavar="PATH",
+        help="also write the findings as SARIF 2.1.0 to PATH (GitHub code scanning, editors)",
+    )
     diagnose.add_argument("script", metavar="SCRIPT", help="the Python script to run")
     diagnose.add_argument(
         "args",
         nargs=argparse.REMAINDER,
         metavar="ARGS",
         help="arguments for the script (gradprobe's own options go before SCRIPT)",
+    )
+    explain = commands.add_parser(
+        "explain",
+        help="print the page of a finding code (GP101), or list every code",
+        description="Print what a finding code means and how to fix it: the page that "
+        "`diagnose`, record() and the JSON and SARIF reports point to. Without CODE, list "
+        "every code.",
+    )
+    explain.add_argument(
+        "code", nargs="?", metavar="CODE", help="a code (GP101, gp101, 101) or a kind (dead_relu)"
     )
     return parser, diagnose
 
@@ -80,6 +99,80 @@ def _demo(svg: Path | None) -> int:
         print(f"gradprobe demo: {_one_line(error)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _explain(query: str | None) -> int:
+    """``gradprobe explain [CODE]``: the code's page (rendered in a terminal, Markdown in a
+    pipe), or every code with its kind and title."""
+    from gradprobe import _pages
+
+    codes = _pages.page_codes()
+    if not codes:
+        print(
+            "gradprobe explain: the finding pages are not installed with this gradprobe "
+            "(gradprobe/_docs/findings is missing); reinstall it.",
+            file=sys.stderr,
+        )
+        return 2
+    if query is None:
+        try:
+            _list_codes(codes)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `gradprobe explain | head`: the reader has enough
+            _quiet_stdout()
+        return 0
+    code = _pages.lookup(query)
+    page = None if code is None else _pages.page(code)
+    if page is None:
+        close = _pages.suggestions(query)
+        hint = f"did you mean {_or(close)}? " if close else "codes look like GP101 or dead_relu; "
+        print(
+            f"gradprobe explain: no finding code {query!r}; {hint}"
+            "`gradprobe explain` lists them all.",
+            file=sys.stderr,
+        )
+        return 2
+    from rich.console import Console
+
+    text = _pages.terminal_text(page)
+    console = Console(highlight=False)
+    try:
+        if console.is_terminal:
+            from rich.markdown import Markdown  # its parser only when it renders
+
+            console.print(Markdown(text))
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+    return 0
+
+
+def _quiet_stdout() -> None:
+    """After the reader of a pipe left: nothing more to say, and no complaint from the
+    interpreter when it flushes stdout on exit."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _or(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+
+def _list_codes(codes: Sequence[str]) -> None:
+    """One entry per code, its title on an indented second line: any width fits, and
+    nothing is cut."""
+    from gradprobe._codes import BUILTIN_CODES
+
+    width = max(40, shutil.get_terminal_size().columns)
+    known = {entry.code: entry for entry in BUILTIN_CODES}
+    for code in codes:
+        entry = known.get(code)
+        print(f"{code}  {entry.kind}" if entry else code)
+        if entry is not None:
+            print(
+                textwrap.fill(entry.title, width, initial_indent=" " * 7, subsequent_indent=" " * 7)
+            )
 
 
 def _one_line(error: BaseException) -> str:
@@ -131,8 +224,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(problem, file=sys.stderr)
             return 2
         return _demo(svg)
+    if args.command == "explain":
+        return _explain(args.code)
     if args.command == "diagnose":
-        for option, path, directory in (("--json", args.json, False), ("--svg", args.svg, True)):
+        for option, path, directory in (
+            ("--json", args.json, False),
+            ("--svg", args.svg, True),
+            ("--sarif", args.sarif, False),
+        ):
             problem = (
                 None if path is None else _bad_path("diagnose", option, path, directory=directory)
             )
@@ -145,7 +244,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gradprobe.errors import GradprobeError
 
         try:
-            return diagnose(args.script, args.args, json_path=args.json, svg_dir=args.svg)
+            return diagnose(
+                args.script,
+                args.args,
+                json_path=args.json,
+                svg_dir=args.svg,
+                sarif_path=args.sarif,
+            )
         except GradprobeError as error:
             print(_one_line(error), file=sys.stderr)
             return 2

@@ -1,4 +1,5 @@
-"""``gradprobe diagnose [--json PATH] [--svg DIR] SCRIPT [ARGS...]``: run a script, explain it.
+"""``gradprobe diagnose [--json PATH] [--svg DIR] [--sarif PATH] SCRIPT [ARGS...]``: run a
+script, explain it.
 
 The script runs as ``__main__`` with ``sys.argv = [SCRIPT, *ARGS]`` and its directory
 first on ``sys.path``, exactly like ``python SCRIPT ARGS``, inside :func:`gradprobe.record`.
@@ -6,7 +7,9 @@ Its output is untouched; the findings go to stderr as a rich report, and to ``PA
 JSON when asked. The exit status is the script's own: 0, its ``sys.exit`` code, or 1 after
 an uncaught exception (whose traceback is printed first, as Python would). With ``--svg
 DIR``, each finding's picture (``finding.to_svg()``) is written to ``DIR/GP101-0.svg``:
-its code and its index among the findings of that code.
+its code and its index among the findings of that code. With ``--sarif PATH``, the findings
+are also written as a SARIF 2.1.0 log (``gradprobe._sarif``) for GitHub code scanning and
+editors.
 
 JSON shape::
 
@@ -25,13 +28,16 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from gradprobe._paths import unwritable, unwritable_dir
 from gradprobe._record import record
 from gradprobe._source import is_gradprobe_file
 from gradprobe.errors import GradprobeValueError
 from gradprobe.findings import Finding
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["Diagnosis", "diagnose", "diagnose_script"]
 
@@ -146,14 +152,16 @@ def diagnose(
     json_path: str | os.PathLike[str] | None = None,
     svg_dir: str | os.PathLike[str] | None = None,
     stream: TextIO | None = None,
+    sarif_path: str | os.PathLike[str] | None = None,
 ) -> int:
-    """The ``gradprobe diagnose`` command: run, report to ``stream`` (stderr), write JSON
-    and pictures; returns the script's exit status (or 2 if it succeeded but the JSON
+    """The ``gradprobe diagnose`` command: run, report to ``stream`` (stderr), write JSON,
+    SARIF and pictures; returns the script's exit status (or 2 if it succeeded but a report
     could not be written).
 
     Raises:
-        GradprobeValueError: ``json_path`` cannot be written, ``svg_dir`` cannot be made or
-            written into, or ``script`` is not a file; checked before the script runs.
+        GradprobeValueError: ``json_path`` or ``sarif_path`` cannot be written, ``svg_dir``
+            cannot be made or written into, or ``script`` is not a file; checked before the
+            script runs.
     """
     directory = _picture_dir(svg_dir)
     from rich.console import Console
@@ -168,6 +176,8 @@ def diagnose(
                 f"{problem}; nothing was run."
             )
             raise GradprobeValueError(msg)
+    _check_sarif_path(sarif_path)
+    root = Path.cwd()  # SARIF paths: the source tree around where gradprobe was started
     result = diagnose_script(script, args)
     console = Console(file=stream or sys.stderr, highlight=False)
     heading = f"gradprobe diagnose {Path(result.script).name}"
@@ -195,6 +205,8 @@ def diagnose(
                 markup=False,
             )
             return result.exit_code or 2
+    if sarif_path is not None and not _write_sarif(result, sarif_path, root, console):
+        return result.exit_code or 2
     if directory is not None:
         from gradprobe.render.picture import write_pictures
 
@@ -214,3 +226,31 @@ def _picture_dir(svg_dir: str | os.PathLike[str] | None) -> Path | None:
         )
         raise GradprobeValueError(msg)
     return Path(svg_dir)
+
+
+def _check_sarif_path(sarif_path: str | os.PathLike[str] | None) -> None:
+    problem = None if sarif_path is None else unwritable(sarif_path)
+    if problem is not None:
+        msg = (
+            f"gradprobe diagnose: cannot write the SARIF report to {str(sarif_path)!r}: "
+            f"{problem}; nothing was run."
+        )
+        raise GradprobeValueError(msg)
+
+
+def _write_sarif(
+    result: Diagnosis, sarif_path: str | os.PathLike[str], root: Path, console: Console
+) -> bool:
+    from gradprobe._sarif import source_root, write_sarif
+
+    try:
+        write_sarif(result, sarif_path, root=source_root(root))
+    except OSError as error:  # checked before the run; the disk changed since
+        console.print(
+            f"gradprobe diagnose: could not write the SARIF report to {str(sarif_path)!r}: "
+            f"{error.strerror or error}",
+            style="red",
+            markup=False,
+        )
+        return False
+    return True

@@ -15,8 +15,10 @@ Example:
     >>> finding = make_finding("GP103", node="MulBackward0")
     >>> finding.kind
     'backward_through_freed_graph'
-    >>> sorted(finding.to_dict())[:4]
-    ['code', 'details', 'doc', 'hint']
+    >>> sorted(finding.to_dict())[:5]
+    ['code', 'details', 'doc', 'docs', 'hint']
+    >>> finding.to_dict()["docs"]
+    'findings/gp103.md'
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from gradprobe import _pages
 from gradprobe._codes import BUILTIN_CODES, Code
 from gradprobe.errors import (
     AutogradError,
@@ -200,7 +203,7 @@ class Finding:
         entry = CODES.get(self.code)
         if entry is not None and "://" in entry.doc_anchor:  # a plug-in's own page
             return entry.doc_anchor
-        return f"{_DOCS}/{entry.doc_anchor if entry else self.code.lower()}.md"
+        return f"{_DOCS}/{_anchor(self.code)}.md"
 
     @property
     def cause(self) -> Location | None:
@@ -209,7 +212,9 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``code kind title message hint tensor node module locations`` first,
-        then ``parameter``, ``details`` and ``doc``."""
+        then ``parameter``, ``details``, ``doc`` and ``docs``: the code's page relative to
+        the docs root (``findings/gp101.md``, on the docs site and inside the installed
+        package, printed by ``gradprobe explain GP101``), or a plug-in's URL."""
         return {
             "code": self.code,
             "kind": self.kind,
@@ -223,6 +228,7 @@ class Finding:
             "parameter": self.parameter,
             "details": _jsonable(self.details),
             "doc": self.doc,
+            "docs": _pages.docs_path(_anchor(self.code)),
         }
 
     def __str__(self) -> str:
@@ -260,6 +266,11 @@ class Finding:
         from gradprobe.render.html_report import finding_html
 
         return finding_html(self)
+
+
+def _anchor(code: str) -> str:
+    entry = CODES.get(code)
+    return entry.doc_anchor if entry is not None else code.lower()
 
 
 def make_finding(
