@@ -144,6 +144,10 @@ class Planner:
         self.rest: list[int] = []
         self.steps: list[str] = []
         self._signatures: dict[Path, tuple[object, ...]] = {}
+        self._leaf_paths = [
+            parts(node.leaf.name) if node.leaf is not None and node.leaf.name else None
+            for node in graph.nodes
+        ]
         self._positions: dict[Path, dict[int, int]] = {}
 
     def _container_of(self, path: Path) -> Path:
@@ -180,9 +184,9 @@ class Planner:
     def _is_boxed(self, path: Path) -> bool:
         return any(path[:depth] in self.boxed for depth in range(1, len(path) + 1))
 
-    def _box(self, paths: list[Path], like: Path | None) -> None:
-        """Draw ``paths`` (sibling modules, in order) as one box; boxes and runs inside
-        them are absorbed."""
+    def _box(self, paths: list[Path], like: Path | None, *, into: Path | None = None) -> None:
+        """Draw ``paths`` (sibling modules, in order) as one box, or add them to the end
+        of the box of ``into``; boxes and runs inside them are absorbed."""
         inside: set[int] = set()
         for path in paths:
             for first in [f for f in self.boxes if _under(f, path)]:
@@ -200,9 +204,13 @@ class Planner:
         self.runs = kept
         for node_id in inside:
             self._hide(node_id)
-        self.boxes[paths[0]] = _Boxed(list(paths), like)
+        first = paths[0] if into is None else into
+        if into is None:
+            self.boxes[first] = _Boxed(list(paths), like)
+        else:
+            self.boxes[into].paths.extend(paths)
         for path in paths:
-            self.boxed[path] = paths[0]
+            self.boxed[path] = first
 
     def _contiguous(self, a: Path, b: Path) -> bool:
         """Whether block ``b`` starts right where block ``a`` ends, in forward order
@@ -226,16 +234,20 @@ class Planner:
         ids = self.members.get(path, [])
         local = {node_id: i for i, node_id in enumerate(ids)}
         depth = len(path)
-        graph = self.graph
+        nodes, paths, names = self.graph.nodes, self.paths, self._leaf_paths
+        children = self.graph.children
         found: list[object] = [self.types.get(join(path))]
         for node_id in ids:
-            node = graph.nodes[node_id]
-            leaf = node.leaf
-            where = parts(leaf.name)[depth:] if leaf is not None and leaf.name else None
-            inside = tuple(
-                (local[e.dst], e.slot) for e in graph.children(node_id) if e.dst in local
+            inside = [(local[e.dst], e.slot) for e in children(node_id) if e.dst in local]
+            name = names[node_id]
+            found.append(
+                (
+                    nodes[node_id].name,
+                    paths[node_id][depth:],
+                    name[depth:] if name is not None else None,
+                    tuple(inside),
+                )
             )
-            found.append((node.name, self.paths[node_id][depth:], where, inside))
         signature = self._signatures[path] = tuple(found)
         return signature
 
@@ -290,7 +302,7 @@ class Planner:
             joined = [p for f in follow for p in self.boxes[f].paths]
             box = self.boxes.get(self.boxed[previous]) if previous is not None else None
             if box is not None and box.like == like and self._contiguous(box.paths[-1], kid):
-                self._box([*box.paths, kid, *joined], like)
+                self._box([kid, *joined], like, into=box.paths[0])
             else:
                 self._box([kid, *joined], like)
             previous = kid
@@ -461,9 +473,9 @@ class Planner:
     def _merge(self, firsts: list[Path]) -> None:
         if len(firsts) < 2:
             return
-        like = self._like(firsts[0])
-        paths = [p for first in firsts for p in self.boxes[first].paths]
-        self._box(paths, like)
+        self.boxes[firsts[0]].like = self._like(firsts[0])
+        paths = [p for first in firsts[1:] for p in self.boxes[first].paths]
+        self._box(paths, None, into=firsts[0])
 
     def truncate(self, limit: int) -> None:
         """Keep at most ``limit`` items, those nearest the outputs (lowest node ids, the
