@@ -400,3 +400,29 @@ def test_a_graph_without_names_says_depth_needs_them() -> None:
     assert dataclasses.replace(view, steps=()) == dataclasses.replace(
         build_view(graph), steps=(), depth=1
     )
+
+
+# -- labels fit, in a real browser --------------------------------------------------------------
+
+_chromium = pytest.importorskip("_chromium")
+
+
+@pytest.mark.skipif(_chromium.chromium() is None, reason="no system Chromium")
+@pytest.mark.skipif(render_svg._graphviz_pure() is None, reason="no graphviz-pure")
+@pytest.mark.parametrize("setup", _chromium.FONT_SETUPS)
+def test_box_labels_fit_in_a_browser(
+    resnet50: tuple[nn.Module, Graph], transformer: tuple[nn.Module, Graph], setup: str
+) -> None:
+    if not _chromium.fonts_for(setup):
+        pytest.skip(f"no fonts for {setup}")
+    engine = render_svg._graphviz_pure()
+    svgs = [
+        to_svg(resnet50[1], engine=engine),
+        to_svg(resnet50[1], depth=2, engine=engine),
+        to_svg(transformer[1], engine=engine),
+        to_svg(gradprobe.trace(_chain(50)), engine=engine),
+    ]
+    rows = _chromium.measure(svgs, setup)
+    assert {row.svg for row in rows} == {0, 1, 2, 3}
+    assert any(row.group.startswith("b") for row in rows)  # the boxes were measured
+    assert [row for row in rows if row.over > 0.5] == []

@@ -562,7 +562,8 @@ def _summary(graph: Graph, view: View, max_boxes: int | None) -> str:
         hints.append("depth=1 one box per top-level module")
     elif view.modules is not None and view.depth is not None:
         hints.append(f"depth={view.depth + 1} opens the boxes one level")
-    return "collapsed view: " + "; ".join(parts) + "; " + ", ".join(hints)
+    kind = "collapsed view" if view.depth is None else f"module view, depth={view.depth}"
+    return f"{kind}: " + "; ".join(parts) + "; " + ", ".join(hints)
 
 
 def _wrapped(text: str, width: int = 72) -> list[str]:
