@@ -23,7 +23,16 @@ from gradprobe._layout import Box, Cluster, Detail, View, build_view, node_key
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
 from gradprobe.graph import Graph, Leaf, Node, Root, SavedTensor, malformed
 
-__all__ = ["MAX_BOXES", "RankDir", "html_text", "plan_view", "to_dot"]
+__all__ = [
+    "MAX_BOXES",
+    "RankDir",
+    "check_arguments",
+    "drawn_boxes",
+    "full_boxes",
+    "html_text",
+    "plan_view",
+    "to_dot",
+]
 
 RankDir = Literal["TB", "LR", "BT", "RL"]
 
@@ -125,15 +134,28 @@ def plan_view(
     max_boxes: int = MAX_BOXES,
 ) -> View:
     """What :func:`to_dot` draws (checked arguments, then :func:`gradprobe._layout.build_view`)."""
+    check_arguments(graph, detail, depth, rankdir, max_boxes)
+    return build_view(graph, detail, depth=depth, max_boxes=max_boxes)
+
+
+def check_arguments(
+    graph: object, detail: object, depth: object, rankdir: object, max_boxes: object
+) -> None:
+    """Raise the error :func:`to_dot` raises for bad arguments, if any."""
     _check(graph, detail, rankdir)
     _check_depth(depth)
     _check_max_boxes(max_boxes)
-    return build_view(graph, detail, depth=depth, max_boxes=max_boxes)
 
 
 def drawn_boxes(graph: Graph, view: View) -> int:
     """Everything a picture lays out: nodes and boxes, the outputs, and the note if any."""
     return view.items + len(graph.roots) + (1 if _has_note(graph, view) else 0)
+
+
+def full_boxes(graph: Graph) -> int:
+    """:func:`drawn_boxes` of ``detail="full"`` without ``depth``, without planning it."""
+    note = graph.truncated is not None or graph.freed or bool(graph.notes)
+    return len(graph.nodes) + len(graph.roots) + (1 if note else 0)
 
 
 def _has_note(graph: Graph, view: View) -> bool:

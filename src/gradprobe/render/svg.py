@@ -38,7 +38,15 @@ from gradprobe.errors import (
     describe,
 )
 from gradprobe.graph import Graph
-from gradprobe.render.dot import MAX_BOXES, RankDir, _Writer, drawn_boxes, plan_view
+from gradprobe.render.dot import (
+    MAX_BOXES,
+    RankDir,
+    _Writer,
+    check_arguments,
+    drawn_boxes,
+    full_boxes,
+    plan_view,
+)
 
 __all__ = ["ENGINE_ENV", "Engine", "find_engine", "save_svg", "to_svg"]
 
@@ -207,6 +215,10 @@ def to_svg(
             failed or timed out (the message includes its stderr).
     """
     seconds = _check_timeout(timeout)
+    check_arguments(graph, detail, depth, rankdir, max_boxes)
+    if detail == "full" and depth is None and full_boxes(graph) > max_boxes:
+        # Every node would be drawn: refuse before planning it (2 s for 200k nodes).
+        raise RenderError(_too_big(graph, detail, depth, full_boxes(graph), max_boxes))
     view = plan_view(graph, detail=detail, depth=depth, rankdir=rankdir, max_boxes=max_boxes)
     size = drawn_boxes(graph, view)
     if size > max_boxes:
