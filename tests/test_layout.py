@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from torch import nn
 
 import gradprobe
-from gradprobe._layout import AUTO_FULL_MAX, Box, Cluster, View, build_view, infer_modules
+from gradprobe._layout import AUTO_BUDGET, Box, Cluster, View, build_view, infer_modules
+from gradprobe._layout.tree import Planner
 from gradprobe.graph import Graph
 from strategies import random_graphs
 
@@ -182,9 +183,9 @@ def test_full_view_draws_every_node_in_module_clusters(resnet18_graph: Graph) ->
 
 
 def test_auto_is_full_for_small_graphs_and_collapsed_for_large() -> None:
-    _, small = _transformer(2)
+    _, small = _transformer(1)
     _, large = _transformer(6)
-    assert len(small) <= AUTO_FULL_MAX < len(large)
+    assert len(small) + len(small.roots) + 1 <= AUTO_BUDGET < len(large)
     assert build_view(small).detail == "full"
     assert build_view(large).detail == "collapsed"
 
@@ -210,24 +211,53 @@ def test_repeated_transformer_layers_collapse_to_one_box() -> None:
         assert (view.keys[node.id] == box.key) == hidden, (node, module)
     # Each collapsed block has as many nodes as the one drawn in full.
     shown = sum(1 for node in graph.nodes if (modules[node.id] + ".").startswith("layers.1."))
-    assert box.nodes == shown
-    assert view.hidden == 4 * shown
+    assert box.nodes == 4 * shown
+    folded = sum(len(ids) for ids in view.folded.values())
+    assert folded > 0 and view.hidden == box.nodes + folded
+
+
+def _resnet_deep_graph() -> Graph:
+    model = models.resnet_deep(16)  # 4 blocks per stage
+    return _traced(model, models.example_input("resnet_deep", batch=2, size=32))
 
 
 def test_deep_resnet_keeps_one_block_per_run() -> None:
-    model = models.resnet_deep(16)  # 4 blocks per stage
-    graph = _traced(model, models.example_input("resnet_deep", batch=2, size=32))
+    graph = _resnet_deep_graph()
+    modules = infer_modules(graph)
+    planner = Planner(graph, modules, graph.module_types)
+    planner.collapse_repeats()
+    view = planner.view("collapsed", modules)
+    _check_view(graph, view)
+    boxes = {box.first: box for box in _boxes(view.top)}
+    # layer1.0 has no downsample, so all four layer1 blocks match. layer2 and layer3 have
+    # one structure (a downsampling block, three plain ones; their shapes do not count):
+    # layer3 is boxed whole. The last block differs (its trailing ops are the head's).
+    assert (boxes["layer1.1"].count, boxes["layer1.1"].like) == (3, "layer1.0")
+    assert (boxes["layer2.2"].count, boxes["layer2.2"].like) == (2, "layer2.1")
+    assert (boxes["layer3"].count, boxes["layer3"].like) == (1, "layer2")
+    assert (boxes["layer4.2"].count, boxes["layer4.2"].like) == (1, "layer4.1")
+    assert len(boxes) == 4
+    assert boxes["layer1.1"].nodes == 3 * 13 and boxes["layer1.1"].type == "BasicBlock"
+    assert view.hidden == sum(box.nodes for box in boxes.values())
+    assert view.items == len(graph) - view.hidden + len(boxes)
+
+
+def test_collapsed_boxes_blocks_like_any_block_drawn_before() -> None:
+    graph = _resnet_deep_graph()
     view = build_view(graph, "collapsed")
     _check_view(graph, view)
     boxes = {box.first: box for box in _boxes(view.top)}
-    # layer1.0 has no downsample, so all four layer1 blocks match; other stages open with
-    # a downsampling block; the last block differs (its trailing ops are the head's).
-    assert (boxes["layer1.1"].count, boxes["layer1.1"].like) == (3, "layer1.0")
-    assert (boxes["layer2.2"].count, boxes["layer2.2"].like) == (2, "layer2.1")
-    assert boxes["layer4.2"].count == 1
-    assert len(boxes) == 4
-    assert view.hidden == sum(box.count * box.nodes for box in boxes.values()) == 8 * 13
-    assert view.items == len(graph) - view.hidden + len(boxes)
+    # Plain blocks of every stage point at layer1.0, downsampling ones at layer2.0; a run
+    # of repeats joins the block that opens it (layer2.1 … layer2.3, not just 2.2 … 2.3).
+    assert (boxes["layer2.1"].last, boxes["layer2.1"].count) == ("layer2.3", 3)
+    assert boxes["layer2.1"].like == "layer1.0"
+    assert boxes["layer4.0"].like == "layer2.0"
+    assert (boxes["layer4.1"].last, boxes["layer4.1"].like) == ("layer4.2", "layer1.0")
+    assert "layer4.3" not in boxes  # different: drawn in full
+    drawn = {view.modules[n] for n in _drawn_nodes(view.top) if view.modules is not None}
+    assert {"layer1.0.conv1", "layer2.0.downsample.0", "layer4.3.bn2"} <= drawn
+    folded = sum(len(ids) for ids in view.folded.values())
+    assert view.hidden == sum(box.nodes for box in boxes.values()) + folded
 
 
 def test_budget_boxes_whole_modules(resnet18_graph: Graph) -> None:

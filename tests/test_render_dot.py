@@ -216,9 +216,9 @@ def test_collapsed_transformer_is_small_and_names_the_first_layer() -> None:
     texts = "\n".join(_label_texts(collapsed))
     for param in ("in_proj_weight", "out_proj.weight", "linear1.weight", "norm2.bias"):
         assert f"layers.0.self_attn.{param}" in texts or f"layers.0.{param}" in texts
-    assert "× 22 more blocks like layers.1" in texts
-    assert "layers.2 … layers.23" in texts
-    assert re.search(rf"\d+ of {len(graph)} nodes are inside 1 box; detail='full' draws", texts)
+    assert "layers.2 … layers.23: 22 × TransformerEncoderLayer\nsame as layers.1" in texts
+    assert re.search(rf"\d+ of {len(graph):,} nodes are inside 1 box", texts)
+    assert "detail='full' draws every node" in texts.replace("\n", " ")
 
 
 def test_stale_saved_tensor_is_marked_red() -> None:

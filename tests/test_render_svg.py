@@ -120,7 +120,10 @@ def test_model_clusters_and_collapsed_repeats(engine: Path) -> None:
     assert not any(name.startswith("layers.2") for name in clusters)
     nodes = _groups(root, "node")
     [box] = [texts for title, texts in nodes.items() if title.startswith("b")]
-    assert box[:2] == ["× 4 more blocks like layers.1", "layers.2 … layers.5"]
+    assert box[:2] == [
+        "layers.2 … layers.5: 4 × TransformerEncoderLayer",
+        "same as layers.1, drawn in full",
+    ]
     shown = {texts[0] for texts in nodes.values()}
     assert "layers.0.self_attn.in_proj_weight" in shown
     assert "layers.3.linear1.weight" not in shown

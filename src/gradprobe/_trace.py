@@ -91,7 +91,9 @@ def trace(
     finally:
         if collecting:
             gc.enable()
-    return graph if model is None else replace(graph, model=type(model).__name__)
+    if model is None:
+        return graph
+    return replace(graph, model=type(model).__name__, module_types=module_types(model))
 
 
 # -- argument checking ------------------------------------------------------------------------
@@ -144,6 +146,14 @@ def flatten(tensors: tuple[Any, ...]) -> list[torch.Tensor]:
         msg = "trace() was given only empty lists or tuples; pass at least one tensor."
         raise GradprobeValueError(msg)
     return out
+
+
+def module_types(model: torch.nn.Module) -> FrozenMap:
+    """``{"layer1.0": "Bottleneck", ...}``: each named sub-module's class name (not the
+    root's, which is ``Graph.model``)."""
+    return FrozenMap(
+        {name: type(module).__name__ for name, module in model.named_modules() if name}
+    )
 
 
 def name_table(model: object, names: object) -> dict[int, tuple[str, TensorKind]]:

@@ -239,6 +239,10 @@ class Graph:
     model: str | None = None
     """The class name of the ``model=`` given to :func:`gradprobe.trace`; None when none was,
     and then the leaves that are parameters carry no names."""
+    module_types: Mapping[str, str] = _NO_METADATA
+    """The class name of every sub-module of ``model=`` by its dotted path
+    (``{"layer1.0": "Bottleneck", ...}``); empty without ``model=``. Pictures label
+    module boxes with it."""
 
     # -- navigation -------------------------------------------------------------------------
 
@@ -339,6 +343,7 @@ class Graph:
             "truncated": asdict(self.truncated) if self.truncated is not None else None,
             "notes": list(self.notes),
             "model": self.model,
+            "module_types": dict(self.module_types),
             "depth": self.depth,
         }
 

@@ -23,15 +23,31 @@ from gradprobe._layout import Box, Cluster, Detail, View, build_view, node_key
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
 from gradprobe.graph import Graph, Leaf, Node, Root, SavedTensor, malformed
 
-__all__ = ["RankDir", "html_text", "to_dot"]
+__all__ = [
+    "MAX_BOXES",
+    "RankDir",
+    "check_arguments",
+    "drawn_boxes",
+    "full_boxes",
+    "html_text",
+    "plan_view",
+    "to_dot",
+]
 
 RankDir = Literal["TB", "LR", "BT", "RL"]
+
+MAX_BOXES = 2000
+"""The most boxes :func:`gradprobe.render.to_svg` lays out by default. Graphviz's time
+grows faster than the number of boxes (the system ``dot`` needs minutes for tens of
+thousands); above it ``detail="auto"`` leaves out the boxes farthest from the outputs,
+and an explicit ``detail``/``depth`` stops at once with what to do instead."""
 
 _DETAILS = ("auto", "full", "collapsed")
 _RANKDIRS = ("TB", "LR", "BT", "RL")
 _MAX_TEXT = 80
 _MAX_SAVED = 6
 _MAX_METADATA = 3
+_MAX_VIA = 4
 
 # Boxes are sized for the font named here. DejaVu Sans is the widest sans-serif a viewer
 # commonly falls back to (about 10% wider than Helvetica/Arial/Liberation Sans, 20% in
@@ -63,25 +79,38 @@ def to_dot(
     graph: Graph,
     *,
     detail: Detail = "auto",
+    depth: int | None = None,
     rankdir: RankDir = "TB",
     show_saved: bool = True,
+    max_boxes: int = MAX_BOXES,
 ) -> str:
     """The graph as DOT text, ready for ``dot -Tsvg`` (or :func:`gradprobe.render.to_svg`).
 
     Args:
         graph: what :func:`gradprobe.trace` returned.
-        detail: ``"full"`` draws every node; ``"collapsed"`` draws repeated blocks once
-            and boxes the rest; ``"auto"`` (default) is full up to 250 nodes.
+        detail: ``"full"`` draws every node. ``"collapsed"`` folds view/reshape/
+            transpose/expand ops into the op that reads them, draws one block of each
+            structure in full and the blocks like it as boxes (``layer2.1 … layer2.3:
+            3 × Bottleneck``), draws repeating op chains once, then boxes whole modules
+            until at most 300 boxes are left. ``"auto"`` (default) takes those steps
+            one at a time and stops at the first picture of at most 100 boxes, so
+            small graphs are drawn in full.
+        depth: draw every module this many levels down as one box with its parameter
+            count (``1``: one box per top-level module); None: no limit. Needs
+            parameter names (``trace(..., model=model)``).
         rankdir: Graphviz layout direction: ``"TB"`` puts inputs at the top, outputs at
             the bottom; ``"LR"`` left to right.
         show_saved: list each node's saved tensors (shape, dtype, version) in its label.
+        max_boxes: ``detail="auto"`` only: above this many boxes, the boxes farthest
+            from the outputs are drawn as one "more nodes" box.
 
     Returns:
         DOT source text; the same graph always gives the same bytes.
 
     Raises:
         GradprobeTypeError: ``graph`` is not a :class:`~gradprobe.graph.Graph`.
-        GradprobeValueError: an unknown ``detail`` or ``rankdir``.
+        GradprobeValueError: an unknown ``detail`` or ``rankdir``, a ``depth`` or
+            ``max_boxes`` that is not a positive int.
 
     Example:
         >>> import torch, gradprobe
@@ -92,9 +121,76 @@ def to_dot(
         >>> "n2 -> n1" in text  # w's AccumulateGrad feeds Mul (forward direction)
         True
     """
+    view = plan_view(graph, detail=detail, depth=depth, rankdir=rankdir, max_boxes=max_boxes)
+    return _Writer(graph, view, rankdir, show_saved, max_boxes).write()
+
+
+def plan_view(
+    graph: Graph,
+    *,
+    detail: Detail = "auto",
+    depth: int | None = None,
+    rankdir: RankDir = "TB",
+    max_boxes: int = MAX_BOXES,
+) -> View:
+    """What :func:`to_dot` draws (checked arguments, then :func:`gradprobe._layout.build_view`)."""
+    check_arguments(graph, detail, depth, rankdir, max_boxes)
+    return build_view(graph, detail, depth=depth, max_boxes=max_boxes)
+
+
+def check_arguments(
+    graph: object, detail: object, depth: object, rankdir: object, max_boxes: object
+) -> None:
+    """Raise the error :func:`to_dot` raises for bad arguments, if any."""
     _check(graph, detail, rankdir)
-    view = build_view(graph, detail)
-    return _Writer(graph, view, rankdir, show_saved).write()
+    _check_depth(depth)
+    _check_max_boxes(max_boxes)
+
+
+def drawn_boxes(graph: Graph, view: View) -> int:
+    """Everything a picture lays out: nodes and boxes, the outputs, and the note if any."""
+    return view.items + len(graph.roots) + (1 if _has_note(graph, view) else 0)
+
+
+def full_boxes(graph: Graph) -> int:
+    """:func:`drawn_boxes` of ``detail="full"`` without ``depth``, without planning it."""
+    note = graph.truncated is not None or graph.freed or bool(graph.notes)
+    return len(graph.nodes) + len(graph.roots) + (1 if note else 0)
+
+
+def _has_note(graph: Graph, view: View) -> bool:
+    return bool(
+        graph.truncated is not None
+        or graph.freed
+        or view.hidden
+        or _names_missing(view)
+        or graph.notes
+    )
+
+
+def _names_missing(view: View) -> bool:
+    """Modules were asked for (collapsed, or a depth) but no parameter has a name."""
+    return view.modules is None and (view.detail == "collapsed" or view.depth is not None)
+
+
+def _check_depth(depth: object) -> None:
+    if depth is None or (isinstance(depth, int) and not isinstance(depth, bool) and depth >= 1):
+        return
+    msg = (
+        f"depth={depth!r} is not a module depth: pass a positive int (1 draws one box per "
+        "top-level module, 2 opens them one level) or None to draw modules at any depth."
+    )
+    raise GradprobeValueError(msg)
+
+
+def _check_max_boxes(max_boxes: object) -> None:
+    if isinstance(max_boxes, int) and not isinstance(max_boxes, bool) and max_boxes >= 1:
+        return
+    msg = (
+        f"max_boxes={max_boxes!r} must be a positive int: the most boxes a picture lays "
+        f"out (default {MAX_BOXES})."
+    )
+    raise GradprobeValueError(msg)
 
 
 def _check(graph: object, detail: object, rankdir: object) -> None:
@@ -160,7 +256,9 @@ def _shape(shape: Sequence[int]) -> str:
 
 
 def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count:,} {word}es" if word.endswith(("s", "x")) else f"{count:,} {word}s"
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -191,11 +289,19 @@ def _attrs(**attrs: str) -> str:
 
 
 class _Writer:
-    def __init__(self, graph: Graph, view: View, rankdir: str, show_saved: bool) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        view: View,
+        rankdir: str,
+        show_saved: bool,
+        max_boxes: int | None = None,
+    ) -> None:
         self.graph = graph
         self.view = view
         self.rankdir = rankdir
         self.show_saved = show_saved
+        self.max_boxes = max_boxes
         self.lines: list[str] = []
         self.clusters = 0
         self.freed = graph.freed
@@ -272,6 +378,9 @@ class _Writer:
             lines.append(_font(html_text(where), size=8, color=_GREY))
         if node.kind != "op":
             lines.append(_font(html_text(node.kind.replace("_", " ")), size=8, color=_GREY))
+        folded = self.view.folded.get(node.id)
+        if folded:
+            lines.append(_font(html_text(self.via(folded)), size=8, color=_GREY))
         for key, value in sorted(node.metadata.items())[:_MAX_METADATA]:
             text = value if key == "forward" else f"{key}: {value}"
             lines.append(_font(html_text(text), size=8, color=_GREY))
@@ -295,6 +404,13 @@ class _Writer:
         self.decorate(node.id, lines, attrs)
         attrs["label"] = _label(lines)
         return _attrs(**attrs)
+
+    def via(self, folded: Sequence[int]) -> str:
+        """``via View → Transpose``: the view ops folded into a node, in forward order."""
+        labels = [self.graph.nodes[node_id].label for node_id in folded]
+        if len(labels) > _MAX_VIA:
+            labels = [*labels[:_MAX_VIA], f"+{len(labels) - _MAX_VIA}"]
+        return "via " + " → ".join(labels)
 
     def local_module(self, node_id: int, cluster: Cluster) -> str:
         """The leaf module (``conv1``) a node belongs to, relative to its cluster."""
@@ -339,23 +455,42 @@ class _Writer:
         return _attrs(label=_label(lines), **attrs)
 
     def box_attrs(self, box: Box) -> str:
-        each = f"{_plural(box.nodes, 'node')}, {_plural(box.params, 'param')}"
-        if box.kind == "repeat":
-            assert box.like is not None  # repeats always name the block they match
-            blocks = "block" if box.count == 1 else "blocks"
+        kind = f": {box.type}" if box.type else ""
+        if box.kind in ("module", "repeat"):
+            if box.count == 1:
+                head = f"{box.first}{kind}"
+            else:
+                head = f"{box.first} … {box.last}: {box.count} × {box.type or 'blocks'}"
+            lines = [f"<B>{html_text(head)}</B>"]
+            if box.like is not None:
+                lines.append(_font(f"same as {html_text(box.like)}, drawn in full", size=8))
+            each = " each" if box.count > 1 and box.like is not None else ""
+            nodes = box.nodes // box.count if each else box.nodes
+            params = "no parameters" if not box.params else f"{_amount(box.size)} parameters"
+            if box.count > 1 and box.params:
+                params += " in all"
+            lines.append(_font(f"{_plural(nodes, 'node')}{each} · {params}", size=8, color=_GREY))
+            shape = "box3d" if box.count > 1 else "box"
+            return _attrs(label=_label(lines), shape=shape, style="filled", fillcolor=_FILL["box"])
+        if box.kind == "run":
             lines = [
-                f"<B>× {box.count} more {blocks} like {html_text(box.like)}</B>",
-                _font(f"{html_text(box.first)} … {html_text(box.last)}", size=8),
-                _font(f"{each} each", size=8, color=_GREY),
+                f"<B>{box.count:,} × {html_text(box.first)}</B>",
+                _font(
+                    f"{box.nodes:,} more nodes: the ops just above, {box.count:,} more times",
+                    size=8,
+                    color=_GREY,
+                ),
             ]
-            shape = "box3d"
-        else:
-            lines = [
-                f"<B>{html_text(box.first)}</B>",
-                _font(f"{each} (collapsed)", size=8, color=_GREY),
-            ]
-            shape = "box"
-        return _attrs(label=_label(lines), shape=shape, style="filled", fillcolor=_FILL["box"])
+            return _attrs(
+                label=_label(lines), shape="box3d", style="filled", fillcolor=_FILL["box"]
+            )
+        lines = [
+            f"<B>… {_plural(box.nodes, 'more node')}</B>",
+            _font("farther from the outputs; not drawn", size=8, color=_GREY),
+        ]
+        return _attrs(
+            label=_label(lines), shape="box", style="filled,dashed", fillcolor=_FILL["note"]
+        )
 
     # -- roots and notes ----------------------------------------------------------------------
 
@@ -395,17 +530,11 @@ class _Writer:
         if graph.freed:
             lines.append(_font("⚠ freed: backward() already released saved tensors", color=_RED))
         if view.hidden:
-            boxes = sum(1 for _ in _boxes(view.top))
+            lines.extend(_wrapped(_summary(graph, view, self.max_boxes)))
+        elif _names_missing(view):
             lines.extend(
                 _wrapped(
-                    f"collapsed view: {view.hidden} of {len(graph.nodes)} nodes are inside "
-                    f"{_plural(boxes, 'box')}; detail='full' draws every node"
-                )
-            )
-        elif view.detail == "collapsed" and view.modules is None:
-            lines.extend(
-                _wrapped(
-                    "no parameter names, so nothing could be grouped or collapsed: "
+                    "no parameter names, so nothing could be grouped into modules: "
                     "pass model= to gradprobe.trace()"
                 )
             )
@@ -415,6 +544,48 @@ class _Writer:
             self.lines.append(
                 f"  notes {_attrs(label=_label(lines), shape='note', fillcolor=_FILL['note'])}"
             )
+
+
+def _amount(count: int) -> str:
+    """``9,408`` → ``9.4k``, ``25,557,032`` → ``25.6M``."""
+    for limit, suffix in ((10**9, "G"), (10**6, "M"), (10**3, "k")):
+        if count >= limit:
+            return f"{count / limit:.1f}{suffix}"
+    return str(count)
+
+
+def _summary(graph: Graph, view: View, max_boxes: int | None) -> str:
+    """What a reduced picture left out, and how to see it."""
+    folded = sum(len(ids) for ids in view.folded.values())
+    boxes = list(_boxes(view.top))
+    rest = sum(box.nodes for box in boxes if box.kind == "rest")
+    boxed = view.hidden - folded - rest
+    total = len(graph.nodes)
+    parts = []
+    if boxed:
+        count = sum(1 for box in boxes if box.kind != "rest")
+        parts.append(f"{boxed:,} of {total:,} nodes are inside {_plural(count, 'box')}")
+    if folded:
+        parts.append(
+            f"{folded:,} view/reshape/transpose ops are folded into the op that reads them "
+            "(its 'via' line)"
+        )
+    if rest:
+        parts.append(
+            f"the {rest:,} nodes farthest from the outputs are not drawn, to keep the "
+            f"picture under max_boxes={max_boxes}"
+        )
+    hints = ["detail='full' draws every node"]
+    if rest:
+        hints = [
+            f"a larger max_boxes= draws more of them (slower), trace(max_nodes={max_boxes}) fewer"
+        ]
+    if view.modules is not None and view.depth is None:
+        hints.append("depth=1 one box per top-level module")
+    elif view.modules is not None and view.depth is not None:
+        hints.append(f"depth={view.depth + 1} opens the boxes one level")
+    kind = "collapsed view" if view.depth is None else f"module view, depth={view.depth}"
+    return f"{kind}: " + "; ".join(parts) + "; " + ", ".join(hints)
 
 
 def _wrapped(text: str, width: int = 72) -> list[str]:

@@ -38,7 +38,15 @@ from gradprobe.errors import (
     describe,
 )
 from gradprobe.graph import Graph
-from gradprobe.render.dot import RankDir, to_dot
+from gradprobe.render.dot import (
+    MAX_BOXES,
+    RankDir,
+    _Writer,
+    check_arguments,
+    drawn_boxes,
+    full_boxes,
+    plan_view,
+)
 
 __all__ = ["ENGINE_ENV", "Engine", "find_engine", "save_svg", "to_svg"]
 
@@ -179,8 +187,10 @@ def to_svg(
     graph: Graph,
     *,
     detail: Detail = "auto",
+    depth: int | None = None,
     rankdir: RankDir = "TB",
     show_saved: bool = True,
+    max_boxes: int = MAX_BOXES,
     engine: str | os.PathLike[str] | None = None,
     timeout: float = 60.0,
 ) -> str:
@@ -188,7 +198,10 @@ def to_svg(
 
     Args:
         graph: what :func:`gradprobe.trace` returned.
-        detail, rankdir, show_saved: as for :func:`gradprobe.render.to_dot`.
+        detail, depth, rankdir, show_saved: as for :func:`gradprobe.render.to_dot`.
+        max_boxes: the most boxes to lay out. ``detail="auto"`` draws the boxes nearest
+            the outputs and one box for the rest; an explicit ``detail`` or ``depth``
+            that needs more raises at once, before any layout, saying what would fit.
         engine: the Graphviz executable to run (path or command name); default: see
             :func:`find_engine`.
         timeout: seconds to wait for the engine.
@@ -198,11 +211,42 @@ def to_svg(
 
     Raises:
         GraphvizNotFoundError: no layout engine (the message says how to install one).
-        RenderError: the engine failed or timed out (the message includes its stderr).
+        RenderError: the picture would have more than ``max_boxes`` boxes, or the engine
+            failed or timed out (the message includes its stderr).
     """
     seconds = _check_timeout(timeout)
-    dot = to_dot(graph, detail=detail, rankdir=rankdir, show_saved=show_saved)
-    return _run(find_engine(engine), dot, seconds, len(graph.nodes))
+    check_arguments(graph, detail, depth, rankdir, max_boxes)
+    if detail == "full" and depth is None and full_boxes(graph) > max_boxes:
+        # Every node would be drawn: refuse before planning it (2 s for 200k nodes).
+        raise RenderError(_too_big(graph, detail, depth, full_boxes(graph), max_boxes))
+    view = plan_view(graph, detail=detail, depth=depth, rankdir=rankdir, max_boxes=max_boxes)
+    size = drawn_boxes(graph, view)
+    if size > max_boxes:
+        raise RenderError(_too_big(graph, detail, depth, size, max_boxes))
+    dot = _Writer(graph, view, rankdir, show_saved, max_boxes).write()
+    return _run(find_engine(engine), dot, seconds, size)
+
+
+def _too_big(graph: Graph, detail: str, depth: int | None, size: int, max_boxes: int) -> str:
+    """Why an explicit view is not laid out, and views that would be."""
+    asked = f"detail={detail!r}" + (f", depth={depth}" if depth is not None else "")
+    auto = drawn_boxes(graph, plan_view(graph, max_boxes=max_boxes))
+    fixes = [f"to_svg(graph) (detail='auto') draws {auto:,} boxes for this graph"]
+    if any(leaf.kind == "parameter" and leaf.name for leaf in graph.leaves):
+        top = drawn_boxes(graph, plan_view(graph, depth=1, max_boxes=max_boxes))
+        if top <= max_boxes:
+            fixes.append(f"depth=1 draws {top:,}, one box per top-level module")
+    nodes = max(max_boxes - len(graph.roots) - 2, 1)
+    fixes.append(
+        f"gradprobe.trace(..., max_nodes={nodes}) traces only the {nodes:,} nodes nearest "
+        "the outputs"
+    )
+    fixes.append(f"max_boxes={size} lays it out anyway (Graphviz may take many minutes)")
+    return (
+        f"to_svg({asked}) would lay out {size:,} boxes, more than max_boxes={max_boxes:,}: "
+        "Graphviz's time grows faster than the picture, so this was not attempted. "
+        "Instead: " + "; ".join(fixes) + ". to_dot() gives the DOT text without layout."
+    )
 
 
 def save_svg(
@@ -210,8 +254,10 @@ def save_svg(
     path: str | os.PathLike[str],
     *,
     detail: Detail = "auto",
+    depth: int | None = None,
     rankdir: RankDir = "TB",
     show_saved: bool = True,
+    max_boxes: int = MAX_BOXES,
     engine: str | os.PathLike[str] | None = None,
     timeout: float = 60.0,
 ) -> Path:
@@ -220,8 +266,10 @@ def save_svg(
     svg = to_svg(
         graph,
         detail=detail,
+        depth=depth,
         rankdir=rankdir,
         show_saved=show_saved,
+        max_boxes=max_boxes,
         engine=engine,
         timeout=timeout,
     )
@@ -237,9 +285,10 @@ def _run(engine: Engine, dot: str, timeout: float, size: int) -> str:
         )
     except subprocess.TimeoutExpired:
         msg = (
-            f"Graphviz ({engine.path}) did not finish laying out a graph of {size} nodes "
-            f"within timeout={timeout:g} s. Draw less of it with detail='collapsed', or "
-            "pass a larger timeout."
+            f"Graphviz ({engine.path}) did not finish laying out a picture of {size:,} "
+            f"boxes within timeout={timeout:g} s. Draw less of it: detail='auto' with a "
+            "smaller max_boxes=, or depth=1 (one box per top-level module); or pass a "
+            "larger timeout."
         )
         raise RenderError(msg) from None
     except OSError as exc:
@@ -254,7 +303,7 @@ def _run(engine: Engine, dot: str, timeout: float, size: int) -> str:
             stderr = stderr[:2000] + " …"
         msg = (
             f"Graphviz ({engine.path}, found via {engine.source}) failed with exit status "
-            f"{done.returncode} while rendering a graph of {size} nodes as SVG. "
+            f"{done.returncode} while laying out a picture of {size:,} boxes as SVG. "
             f"Its error output:\n{stderr}\n"
             "If this engine is not a dot-compatible Graphviz, point engine= or "
             f"{ENGINE_ENV} at one; to_dot() gives the DOT text to inspect."
