@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import inspect
 import sys
 from collections.abc import Iterable, Iterator
@@ -465,7 +466,7 @@ def _optimizer_patches(p: Patches) -> None:
         register_optimizer_step_pre_hook,
     )
 
-    def pre(optimizer: Any, args: Any = (), kwargs: Any = None) -> None:
+    def pre(optimizer: Any, args: Any = (), kwargs: Any = None) -> Any:
         modes = MODES.here()
         if modes:
             caller = sys._getframe(1)
@@ -474,6 +475,10 @@ def _optimizer_patches(p: Patches) -> None:
             closure = bool(given) or bool(kwargs and kwargs.get("closure") is not None)
             for mode in modes:
                 _before_step(mode, optimizer, caller, closure)
+            if closure:
+                with contextlib.suppress(Exception):
+                    return _user_closure(args, kwargs, optimizer, list(modes))
+        return None
 
     def post(optimizer: Any, *_: Any) -> None:
         for mode in MODES.here():
@@ -481,6 +486,40 @@ def _optimizer_patches(p: Patches) -> None:
 
     for handle in (register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)):
         p.call(handle.remove)
+
+
+def _user_closure(args: Any, kwargs: Any, optimizer: Any, modes: list[RecorderMode]) -> Any:
+    """The step's arguments with its closure wrapped: the closure is the user's forward and
+    backward (``opt.step(closure)``, LBFGS, Lightning's automatic optimization), not the
+    optimizer's update, so while it runs the modes are not inside the step."""
+    kwargs = dict(kwargs or {})
+    args = tuple(args)
+    first = 1 if args and args[0] is optimizer else 0
+    if kwargs.get("closure") is not None:
+        kwargs["closure"] = _outside_step(kwargs["closure"], modes)
+    elif len(args) > first and callable(args[first]):
+        args = (*args[:first], _outside_step(args[first], modes), *args[first + 1 :])
+    else:
+        return None
+    return args, kwargs
+
+
+def _outside_step(closure: Any, modes: list[RecorderMode]) -> Any:
+    @functools.wraps(closure)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        left = [mode for mode in modes if mode.in_optimizer > 0]
+        for mode in left:
+            mode.in_optimizer -= 1
+            # An optimizer that calls the closure again (LBFGS) has used the gradients
+            # of the previous call: zeroing them in the closure throws nothing away.
+            mode.events.grads_pending = False
+        try:
+            return closure(*args, **kwargs)
+        finally:
+            for mode in left:
+                mode.in_optimizer += 1
+
+    return run
 
 
 def _before_step(mode: RecorderMode, optimizer: Any, caller: FrameType, closure: bool) -> None:
