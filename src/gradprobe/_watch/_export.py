@@ -1,4 +1,5 @@
-"""Exports of a watch session: a JSON-ready dict, and TensorBoard scalars (duck-typed)."""
+"""Exports of a watch session: a JSON-ready dict, and TensorBoard scalars and histograms
+(duck-typed writers)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gradprobe._watch._histograms import Histogram
 from gradprobe._watch.records import StepRecord, json_number
 from gradprobe.errors import GradprobeTypeError, describe
 
 if TYPE_CHECKING:
     from gradprobe._watch.session import WatchSession
 
-__all__ = ["scalars", "session_dict", "write_scalars"]
+__all__ = ["histograms", "scalars", "session_dict", "write_scalars"]
 
 FORMAT = 1
 """Version of the JSON layout written by :func:`session_dict`."""
@@ -77,14 +79,27 @@ def scalars(record: StepRecord, prefix: str) -> Iterator[tuple[str, float]]:
         yield f"{prefix}/update_ratio/{name}", ratio
 
 
+def histograms(session: WatchSession) -> list[Histogram]:
+    """The histograms ``session`` kept (``watch(..., histograms=True)``), by step; empty
+    without that option. Copies what is pending to the host."""
+    store = session._histograms
+    return store.collect() if store is not None else []
+
+
+def histogram_tag(histogram: Histogram, prefix: str) -> str:
+    """``<prefix>/weight/<parameter>`` or ``<prefix>/grad/<parameter>``."""
+    return f"{prefix}/{histogram.kind}/{histogram.name}"
+
+
 def write_scalars(
     session: WatchSession,
     writer: Any,
     prefix: str,
     written: weakref.WeakKeyDictionary[Any, int],
 ) -> int:
-    """Write every finished step of the history not yet written to this ``writer``;
-    ``written`` remembers the last step written per writer (weakly)."""
+    """Write every finished step of the history not yet written to this ``writer``, its
+    scalars and its histograms; ``written`` remembers the last step written per writer
+    (weakly)."""
     add_scalar = getattr(writer, "add_scalar", None)
     if not callable(add_scalar):
         msg = (
@@ -95,6 +110,20 @@ def write_scalars(
     if not isinstance(prefix, str) or not prefix:
         msg = f"to_tensorboard(prefix=...) must be a non-empty string, got {describe(prefix)}."
         raise GradprobeTypeError(msg)
+    kept = histograms(session)
+    add_histogram = getattr(writer, "add_histogram_raw", None)
+    if kept and not callable(add_histogram):
+        msg = (
+            f"to_tensorboard() on a session with histograms=True needs a writer with "
+            f"add_histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, "
+            f"bucket_counts, step), such as torch.utils.tensorboard.SummaryWriter; got "
+            f"{describe(writer)}."
+        )
+        raise GradprobeTypeError(msg)
+    by_step: dict[int, list[Histogram]] = {}
+    for histogram in kept:
+        if histogram.finite:
+            by_step.setdefault(histogram.step, []).append(histogram)
     try:
         last = written.get(writer, -1)
     except TypeError:  # not weak-referenceable: write everything every time
@@ -105,6 +134,20 @@ def write_scalars(
             continue
         for tag, value in scalars(record, prefix):
             add_scalar(tag, value, record.step)
+            count += 1
+        for h in by_step.get(record.step, ()):
+            assert add_histogram is not None
+            add_histogram(
+                histogram_tag(h, prefix),
+                h.min,
+                h.max,
+                h.num,
+                h.sum,
+                h.sum_squares,
+                h.bucket_limits,
+                h.bucket_counts,
+                record.step,
+            )
             count += 1
         last = record.step
     with contextlib.suppress(TypeError):

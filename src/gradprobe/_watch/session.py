@@ -34,7 +34,7 @@ from torch import Tensor, nn
 from gradprobe import _deepfree, _inputs
 from gradprobe._nosync import HostSyncError, hook_body
 from gradprobe._source import is_user_file
-from gradprobe._watch import _options, _stats
+from gradprobe._watch import _histograms, _options, _stats
 from gradprobe._watch._options import ModuleSelector, StepOn, find_tensors
 from gradprobe._watch._params import WatchedParameters
 from gradprobe._watch._results import Results, View
@@ -96,6 +96,7 @@ def watch(
     exploding: float = 1e4,
     vanishing: float = 1e-7,
     dead_relu: float = 0.5,
+    histograms: bool = False,
 ) -> WatchSession:
     """Watch ``model``'s activations and gradients, step by step, until closed.
 
@@ -135,6 +136,8 @@ def watch(
         exploding: a parameter gradient L2 norm above this is reported (GP203).
         vanishing: a parameter gradient L2 norm below this is reported (GP204).
         dead_relu: report a ReLU when at least this fraction of its units never fired (GP205).
+        histograms: on sampled steps, also keep histograms of each watched parameter and
+            of its gradient, for :meth:`WatchSession.to_tensorboard`.
 
     Returns:
         The open :class:`WatchSession`.
@@ -152,6 +155,7 @@ def watch(
         exploding=exploding,
         vanishing=vanishing,
         dead_relu=dead_relu,
+        histograms=histograms,
     )
 
 
@@ -188,6 +192,7 @@ class WatchSession:
         exploding: float = 1e4,
         vanishing: float = 1e-7,
         dead_relu: float = 0.5,
+        histograms: bool = False,
     ) -> None:
         _options.check_options(model, optimizer, sample_every, history, step_on)
         self._thresholds = _options.check_thresholds(exploding, vanishing, dead_relu)
@@ -237,6 +242,7 @@ class WatchSession:
         self._node_handles: list[Any] = []
         self._prune_at = 1024
         self._params = WatchedParameters(inner, param_names)
+        self._histograms = _histograms.start(histograms, self._names.parameters, history)
         self._optimizer_ref = None if optimizer is None else weakref.ref(optimizer)
         try:
             _inputs.acquire()
@@ -307,6 +313,8 @@ class WatchSession:
         self._scratch.clear()
         self._before = None
         self._params.release()
+        if self._histograms is not None:
+            self._histograms.release()
         self._optimizer_ref = None
 
     def __enter__(self) -> Self:
@@ -551,6 +559,8 @@ class WatchSession:
                 step.pnorms.append(norm)
                 step.pl1.append(_stats.grad_l1(grad, self._scratch.like(grad)))
                 step.pnorm_pos.append(key[1])
+                if self._histograms is not None:
+                    self._histograms.add(step.number, key[1], self._params.refs[key[1]](), grad)
 
     @hook_body
     def _optimizer_pre_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
@@ -661,11 +671,12 @@ class WatchSession:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def to_tensorboard(self, writer: Any, *, prefix: str = "gradprobe") -> int:
-        """Write the history as scalars with ``writer.add_scalar(tag, value, step)``.
+        """Write the history as scalars with ``writer.add_scalar(tag, value, step)``, and
+        with ``watch(..., histograms=True)`` the histograms with ``add_histogram_raw``.
 
-        Any object with ``add_scalar`` works (``torch.utils.tensorboard.SummaryWriter``,
+        Any object with those methods works (``torch.utils.tensorboard.SummaryWriter``,
         needs the ``tensorboard`` package). Steps already written to the same writer are
-        skipped. Returns how many scalars were written.
+        skipped. Returns how many scalars and histograms were written.
         """
         from gradprobe._watch._export import write_scalars
 
@@ -729,6 +740,7 @@ class WatchSession:
             "exploding": self._thresholds.exploding,
             "vanishing": self._thresholds.vanishing,
             "dead_relu": self._thresholds.dead_relu,
+            "histograms": self._histograms is not None,
         }
 
     def __repr__(self) -> str:
