@@ -567,6 +567,8 @@ class WatchSession:
         if self._closed:
             return
         step = self._buffer
+        if step is None and self._step_on != "forward":  # opt.step(closure): the step starts
+            step = self._begin()
         if step is None or not step.sampled:
             return
         indices: list[int] = []
