@@ -14,7 +14,8 @@ the builtin a caller would naturally catch, so ``except TypeError`` keeps workin
     │   └── SaliencyBlindSpotError(FindingsError, RuntimeError)     ReLUs saliency misses
     ├── MissingExtraError(GradprobeError, ImportError)              an optional dependency missing
     │   ├── MatplotlibNotFoundError(MissingExtraError)              the `plot` extra
-    │   └── MissingDependencyError(MissingExtraError)               the `test` extra (strategies)
+    │   ├── MissingDependencyError(MissingExtraError)               the `test` extra (strategies)
+    │   └── IntegrationNotFoundError(MissingExtraError)             `lightning`, `transformers`
     ├── RecordingError(GradprobeError, RuntimeError)                record() re-entered
     ├── WatchSessionClosed(GradprobeError, RuntimeError)            a closed watch() session used
     ├── HostSyncError(GradprobeError, RuntimeError)                 a hook waited for the device
@@ -50,6 +51,7 @@ __all__ = [
     "GradprobeWarning",
     "GraphvizNotFoundError",
     "HostSyncError",
+    "IntegrationNotFoundError",
     "MatplotlibNotFoundError",
     "MissingDependencyError",
     "MissingExtraError",
@@ -130,6 +132,11 @@ class MatplotlibNotFoundError(MissingExtraError):
 
 class MissingDependencyError(MissingExtraError):
     """hypothesis, needed by :mod:`gradprobe.strategies`, is not installed."""
+
+
+class IntegrationNotFoundError(MissingExtraError):
+    """The training framework a :mod:`gradprobe.integrations` module plugs into (Lightning,
+    Transformers) is not installed; the message names the extra."""
 
 
 class RecordingError(GradprobeError, RuntimeError):
