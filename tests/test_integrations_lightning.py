@@ -173,7 +173,7 @@ def test_a_healthy_fit_is_silent_and_its_statistics_are_the_models(tmp_path: Pat
     for step, value in logged.items():
         assert value == pytest.approx(model.grad_norms[step], rel=1e-5)
     assert "gradprobe/update_ratio/fc1.weight" in metrics  # the trainer's optimizer is watched
-    assert str(callback) == "gradprobe: no findings"
+    assert str(callback) == "gradprobe: no findings in this fit"
 
 
 def test_validation_batches_are_watch_steps_of_their_own(tmp_path: Path) -> None:

@@ -227,22 +227,22 @@ class TrainingRun:
         return summary
 
 
-def findings_text(findings: list[Finding]) -> str:
-    """The findings as plain text, one block each (``str(finding)``)."""
-    return "\n\n".join(str(finding) for finding in findings)
+def findings_text(findings: list[Finding], where: str) -> str:
+    """The findings of ``where`` ("this fit") as the plain text ``print(recording)``
+    shows: a header, then each finding with its locations and fix."""
+    from gradprobe.render.findings import findings_text as text
+
+    count = len(findings)
+    if not count:
+        return f"gradprobe: no findings in {where}"
+    header = f"gradprobe: {count} finding{'' if count == 1 else 's'} in {where}"
+    return text(findings, header=header)
 
 
 def log_findings(findings: list[Finding], where: str) -> None:
     """Write ``findings`` to the ``gradprobe`` logger at WARNING, if there are any."""
     if findings:
-        codes = ", ".join(sorted({f.code for f in findings}))
-        LOG.warning(
-            "gradprobe found %d problem(s) in %s (%s):\n%s",
-            len(findings),
-            where,
-            codes,
-            findings_text(findings),
-        )
+        LOG.warning("%s", findings_text(findings, where))
 
 
 def write_histograms(writer: Any, items: list[tuple[int, str, Histogram]]) -> int:

@@ -114,8 +114,8 @@ class GradprobeCallback(_Callback):  # type: ignore[misc]
         return self._run.recording if self._run is not None else None
 
     def __str__(self) -> str:
-        found = self.findings
-        return findings_text(found) if found else "gradprobe: no findings"
+        """The findings of the last run as plain text (what is logged)."""
+        return findings_text(self.findings, "this fit")
 
     # -- Lightning hooks --------------------------------------------------------------------
 
@@ -183,7 +183,7 @@ class GradprobeCallback(_Callback):  # type: ignore[misc]
         for logger in loggers:
             logger.log_metrics(summary, step=step)
         if run.findings:
-            text = findings_text(run.findings)
+            text = findings_text(run.findings, "this fit")
             for logger in loggers:
                 add_text = getattr(_experiment(logger), "add_text", None)
                 if callable(add_text):

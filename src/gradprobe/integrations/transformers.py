@@ -141,8 +141,8 @@ class GradprobeCallback(_TrainerCallback):  # type: ignore[misc]
         self.close(exc)
 
     def __str__(self) -> str:
-        found = self.findings
-        return findings_text(found) if found else "gradprobe: no findings"
+        """The findings of the last run as plain text (what is logged)."""
+        return findings_text(self.findings, "this training run")
 
     # -- TrainerCallback events -------------------------------------------------------------
 
@@ -177,7 +177,9 @@ class GradprobeCallback(_TrainerCallback):  # type: ignore[misc]
                 writer.add_scalar(tag, value, step)
             if run.findings:
                 writer.add_text(
-                    f"{self.options.prefix}/findings", findings_text(run.findings), step
+                    f"{self.options.prefix}/findings",
+                    findings_text(run.findings, "this training run"),
+                    step,
                 )
         log_findings(run.findings, "this training run")
 
