@@ -216,6 +216,9 @@ def test_options_are_checked_when_the_callback_is_made() -> None:
         GradprobeCallback(watch_options={"optimizer": None})
     with pytest.raises(GradprobeTypeError, match="watch_options"):
         GradprobeCallback(watch_options=["modules"])  # type: ignore[arg-type]
+    with pytest.raises(GradprobeTypeError, match=r"'explode'.*takes modules, history"):
+        GradprobeCallback(watch_options={"explode": 1e3})
+    GradprobeCallback(watch_options={"exploding": 1e3, "modules": ["fc1"]})  # fine
 
 
 def test_without_lightning_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

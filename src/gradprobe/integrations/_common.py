@@ -42,6 +42,7 @@ LOG = logging.getLogger("gradprobe")
 """Where the callbacks write the findings of a run as text (level WARNING)."""
 
 _RESERVED = ("optimizer", "step_on", "sample_every", "histograms")
+_WATCH_OPTIONS = ("modules", "history", "exploding", "vanishing", "dead_relu")
 
 
 def import_framework(names: tuple[str, ...], extra: str, what: str) -> ModuleType:
@@ -104,6 +105,13 @@ class Options:
                 "callback's own sample_every= and histograms= arguments."
             )
             raise GradprobeValueError(msg)
+        unknown = sorted(set(watch_options) - set(_WATCH_OPTIONS), key=str)
+        if unknown:
+            msg = (
+                f"GradprobeCallback(watch_options=...) got {', '.join(map(repr, unknown))}, "
+                f"which gradprobe.watch() does not take; it takes {', '.join(_WATCH_OPTIONS)}."
+            )
+            raise GradprobeTypeError(msg)
         self.watch = bool(watch)
         self.record = bool(record)
         self.histograms = bool(histograms)
