@@ -21,6 +21,7 @@ SECTIONS = {
     "gradprobe._watch": "Watching a training run",
     "gradprobe.saliency": "Saliency",
     "gradprobe.errors": "Errors",
+    "gradprobe": "Notebooks: the IPython extension",
 }
 # public submodules: their own __all__, under their own heading
 SUBMODULES = ("gradprobe.hooks", "gradprobe.testing", "gradprobe.strategies", "gradprobe.checks")
@@ -33,6 +34,8 @@ def _top_level() -> dict[str, list[str]]:
         source = sources.get(name)
         if source is not None:
             grouped.setdefault(source, []).append(name)
+        elif name != "__version__":  # defined in the package itself (the IPython extension)
+            grouped.setdefault("gradprobe", []).append(name)
     order = list(SECTIONS) + sorted(set(grouped) - set(SECTIONS))
     return {module: grouped[module] for module in order if module in grouped}
 

@@ -282,7 +282,7 @@ def _recorded_nodes() -> list[Mapping[tuple[str, int], Any]]:
     trace inside ``record()`` can say which saved tensors went stale."""
     nodes = []
     for recording in _active.RECORDINGS.own():
-        events = getattr(recording, "events", None)
+        events = getattr(recording, "_events", None)
         found = getattr(events, "nodes", None)
         if isinstance(found, Mapping) and found:
             nodes.append(found)
