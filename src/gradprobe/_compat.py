@@ -41,6 +41,7 @@ __all__ = [
     "VERSION_ERROR",
     "compiled_region",
     "node_creation_hook",
+    "resumed_name",
 ]
 
 # -- torch's error texts (2.13 and 2.14 wording) ------------------------------------------------
@@ -155,8 +156,7 @@ def compiled_region(node: Any) -> dict[str, str]:
     if codes:
         code = codes[0]
         qualname = str(getattr(code, "co_qualname", code.co_name)).rsplit("<locals>.", 1)[-1]
-        # the code after a graph break is a function dynamo made: name the user's
-        found["forward"] = _RESUMED.sub(r"\1 after the graph break at line \2", qualname)
+        found["forward"] = resumed_name(qualname, r"\1 after the graph break at line \2")
         found["source"] = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
     graph = getattr(getattr(info, "bw_module", None), "graph", None)
     modules: dict[str, None] = {}
@@ -170,3 +170,10 @@ def compiled_region(node: Any) -> dict[str, str]:
     if modules:
         found["modules"] = ", ".join(sorted(modules))
     return found
+
+
+def resumed_name(name: str, template: str = r"\1") -> str:
+    """The user's function behind a function dynamo made to resume after a graph break
+    (``torch_dynamo_resume_in_forward_at_8`` -> ``forward``; ``template`` may also use the
+    line, ``\2``); any other name unchanged."""
+    return _RESUMED.sub(template, name)

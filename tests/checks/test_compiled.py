@@ -186,6 +186,20 @@ def test_a_graph_break_is_named_with_dynamos_reason_and_the_line(tmp_path: Path)
     assert finding.hint.startswith("dynamo suggests:")
 
 
+def test_a_branch_on_a_tensor_value_is_named_in_the_users_function(tmp_path: Path) -> None:
+    found, text = diagnose(
+        tmp_path,
+        _BREAKING.replace(
+            'print("hidden", tuple(h.shape))  # breaks the graph',
+            "if h.sum() > 0:  # breaks the graph\n            h = h * 2",
+        ),
+    )
+    (finding,) = [f for f in found if f.code == "GP502"]
+    assert roles(finding) == [("cause", line_of(text, "# breaks the graph"))]
+    assert finding.cause is not None and finding.cause.function == "forward"
+    assert "branch on a tensor's value" in finding.message
+
+
 def test_record_reports_the_hook_and_the_graph_break_in_process() -> None:
     def forward(self: Net, x: torch.Tensor) -> torch.Tensor:
         h = self.fc1(x).relu()

@@ -42,6 +42,7 @@ from typing import Any
 import torch
 from torch.utils.hooks import RemovableHandle
 
+from gradprobe._compat import resumed_name
 from gradprobe._patch import Patches, SharedPatches
 from gradprobe._source import is_user_file, user_frame
 from gradprobe._threads import ThreadBound
@@ -447,7 +448,7 @@ def _user_line(reason: Any) -> Line | None:
     stack = getattr(reason, "user_stack", None) or []
     for frame in reversed(stack):
         if is_user_file(frame.filename):
-            return (frame.filename, int(frame.lineno or 0), frame.name)
+            return (frame.filename, int(frame.lineno or 0), resumed_name(frame.name))
     return None
 
 
@@ -479,6 +480,8 @@ def graph_break_findings(reasons: Iterable[Any]) -> list[Finding]:
         page = _GB_PAGE.search(text)
         where = f"at line {line[1]} ({line[2]})" if line else "in code outside your files"
         message = f"dynamo broke the compiled graph {where}: {first}."
+        if first.startswith("generic_jump"):  # dynamo's words for an if/while on a tensor
+            message += " That is a Python branch on a tensor's value."
         if explanation:
             message += f" {explanation}" + ("" if explanation.endswith((".", "!", "?")) else ".")
         message += (
