@@ -239,6 +239,25 @@ def test_a_recording_of_a_compiled_model_says_what_it_did_not_see(tmp_path: Path
     assert "eager behaviour" in finding.message
 
 
+def test_a_compiled_function_is_named_too(tmp_path: Path) -> None:
+    found, text = diagnose(
+        tmp_path,
+        """
+import torch
+net = torch.nn.Linear(4, 2)
+
+def step(x):
+    return net(x).sum()
+
+fast = torch.compile(step, backend="aot_eager")  # compiled here
+fast(torch.randn(3, 4)).backward()
+""",
+    )
+    (finding,) = [f for f in found if f.code == "GP503"]
+    assert "step (backend 'aot_eager')" in finding.message
+    assert roles(finding) == [("created", line_of(text, "# compiled here"))]
+
+
 def test_nothing_compiled_means_no_compile_finding(tmp_path: Path) -> None:
     found, _ = diagnose(
         tmp_path,

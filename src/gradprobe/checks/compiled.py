@@ -109,6 +109,9 @@ class _Tracker:
     breaks: list[Any] = field(default_factory=list)  # GraphCompileReason harvested at resets
     mark: int = 0  # len(graph_break_reasons) at the start (or the last reset)
     captured: int = 0  # counters["stats"]["calls_captured"] at the start
+    frames: int = 0  # counters["frames"]["total"] at the start: frames dynamo compiled
+    # torch.compile(function) results made while recording: (name, line, backend)
+    functions: list[tuple[str, Line | None, str | None]] = field(default_factory=list)
     users: int = 0
 
     # -- events --------------------------------------------------------------------------
@@ -216,13 +219,13 @@ def _break_count() -> int:
     return len(reasons) if isinstance(reasons, list) else 0
 
 
-def _captured() -> int:
+def _captured(group: str = "stats", name: str = "calls_captured") -> int:
     utils = sys.modules.get("torch._dynamo.utils")
     counters = getattr(utils, "counters", None)
     if counters is None:
         return 0
     with contextlib.suppress(Exception):
-        return int(counters["stats"]["calls_captured"])
+        return int(counters[group][name])
     return 0
 
 
@@ -290,6 +293,10 @@ def _compile(original: Callable[..., Any]) -> Callable[..., Any]:
                 name = backend if isinstance(backend, str) else getattr(backend, "__name__", None)
                 for tracker in trackers:
                     tracker.created[id(result)] = (line, name)
+                    if not isinstance(result, torch.nn.Module) and args and callable(args[0]):
+                        function = getattr(args[0], "__qualname__", type(args[0]).__name__)
+                        if len(tracker.functions) < 20:
+                            tracker.functions.append((str(function), line, name))
                 if "torch._dynamo" in sys.modules:
                     with _SHARED.locked():
                         if _SHARED.installed:
@@ -326,6 +333,7 @@ def _reset(original: Callable[[], None]) -> Callable[[], None]:
 def _start(tracker: _Tracker) -> Any:
     tracker.mark = _break_count()
     tracker.captured = _captured()
+    tracker.frames = _captured("frames", "total")
     _SHARED.acquire()
     return _TRACKERS.add(tracker)
 
@@ -364,7 +372,13 @@ class CompiledModels(Check):
         tracker = self.tracker
         found = late_hook_findings(tracker)
         found.extend(graph_break_findings([*tracker.breaks, *_new_breaks(tracker.mark)]))
-        found.extend(region_findings(tracker, _captured() - tracker.captured))
+        found.extend(
+            region_findings(
+                tracker,
+                _captured() - tracker.captured,
+                _captured("frames", "total") - tracker.frames,
+            )
+        )
         return found
 
 
@@ -505,17 +519,26 @@ def graph_break_findings(reasons: Iterable[Any]) -> list[Finding]:
     return found
 
 
-def region_findings(tracker: _Tracker, captured: int) -> list[Finding]:
-    """One GP503 for the compiled models called while recording."""
+def region_findings(tracker: _Tracker, captured: int, frames: int = 0) -> list[Finding]:
+    """One GP503 for the compiled models called while recording (``torch.compile(module)``
+    wrappers), or, when only compiled functions ran, for the ``frames`` dynamo compiled."""
     called = [entry for entry in tracker.compiled.values() if entry.calls]
-    if not called:
-        return []
-    names = ", ".join(
+    parts = [
         f"{entry.label} ({entry.calls} call{'s' if entry.calls != 1 else ''}"
         + (f", backend {entry.backend!r}" if entry.backend else "")
         + ")"
         for entry in called[:3]
-    )
+    ]
+    created = [entry.created for entry in called[:3]]
+    if not called and frames > 0:
+        for function, line, backend in tracker.functions[:3]:
+            parts.append(f"{function}" + (f" (backend {backend!r})" if backend else ""))
+            created.append(line)
+        if not tracker.functions:
+            parts.append(f"{frames} Python frames dynamo compiled")
+    if not parts:
+        return []
+    names = ", ".join(parts)
     if captured:
         seen = (
             f"dynamo still captured {captured} operations into compiled graphs; inside "
@@ -536,7 +559,7 @@ def region_findings(tracker: _Tracker, captured: int) -> list[Finding]:
                 "node per graph, guards and recompiles); and a module hook registered after "
                 "the first compiled call runs here, although a normal run skips it (GP501)."
             ),
-            locations=_locations(*((entry.created, "created") for entry in called[:3])),
+            locations=_locations(*((line, "created") for line in created)),
             details={"compiled_calls": sum(e.calls for e in called), "captured_ops": captured},
         )
     ]
