@@ -228,6 +228,32 @@ def test_record_reports_the_hook_and_the_graph_break_in_process() -> None:
     assert region.details["compiled_calls"] == 2
 
 
+def test_a_tensor_hook_in_compiled_code_gives_no_break_of_gradprobes_making() -> None:
+    # gradprobe patches Tensor.register_hook while recording; dynamo must not trace the
+    # patch (it used to break the graph twice and warn about sys._getframe)
+    import warnings
+
+    class Hooked(Net):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            h = self.fc1(x)
+            h.register_hook(lambda g: g * 2)
+            return self.fc2(h.relu())
+
+    x = torch.randn(3, 4)
+    net = Hooked()
+    model = torch.compile(net, backend="aot_eager")
+    model(x).sum().backward()
+    plain = net.fc1.weight.grad.clone()  # type: ignore[union-attr]
+    net.zero_grad()
+    dynamo.reset()
+    with warnings.catch_warnings(record=True) as caught, gradprobe.record() as rec:
+        warnings.simplefilter("always")
+        model(x).sum().backward()
+    assert torch.equal(net.fc1.weight.grad, plain)  # type: ignore[arg-type]
+    assert [f.code for f in rec.findings] == ["GP503"]
+    assert not [w for w in caught if "_getframe" in str(w.message)]
+
+
 # -- GP503 and what gradprobe must not disturb ----------------------------------------------------
 
 

@@ -37,6 +37,7 @@ import sys
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -112,7 +113,6 @@ class _Tracker:
     frames: int = 0  # counters["frames"]["total"] at the start: frames dynamo compiled
     # torch.compile(function) results made while recording: (name, line, backend)
     functions: list[tuple[str, Line | None, str | None]] = field(default_factory=list)
-    users: int = 0
 
     # -- events --------------------------------------------------------------------------
 
@@ -267,9 +267,9 @@ def _handle_init(original: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(original)
     def __init__(self: RemovableHandle, hooks_dict: Any, *args: Any, **kwargs: Any) -> None:
         original(self, hooks_dict, *args, **kwargs)
-        trackers = _TRACKERS.here()
-        if trackers and not _compiling():
-            for tracker in trackers:
+        # checked first: dynamo traces this when a hook is registered in compiled code
+        if not _compiling():
+            for tracker in _TRACKERS.here():
                 with contextlib.suppress(Exception):
                     tracker.handle_made(hooks_dict, self.id)
 
@@ -309,9 +309,8 @@ def _compile(original: Callable[..., Any]) -> Callable[..., Any]:
 def _optimized_call(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def __call__(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
-        trackers = _TRACKERS.here()
-        if trackers and not _compiling():
-            for tracker in trackers:
+        if not _compiling():  # a compiled model called inside another compiled function
+            for tracker in _TRACKERS.here():
                 with contextlib.suppress(Exception):
                     tracker.compiled_call(self, args, kwargs)
         return original(self, *args, **kwargs)
@@ -458,6 +457,15 @@ def _gradprobe_names() -> frozenset[str]:
     )
 
 
+_OWN_DIR = Path(__file__).resolve().parent.parent  # src/gradprobe
+
+
+def _in_gradprobe(reason: Any) -> bool:
+    """Whether dynamo met the break inside gradprobe's code (a patch it traced)."""
+    stack = getattr(reason, "user_stack", None) or []
+    return any(_OWN_DIR in Path(frame.filename).resolve().parents for frame in stack)
+
+
 def _user_line(reason: Any) -> Line | None:
     stack = getattr(reason, "user_stack", None) or []
     for frame in reversed(stack):
@@ -483,7 +491,7 @@ def graph_break_findings(reasons: Iterable[Any]) -> list[Finding]:
     grouped: dict[tuple[str, Line | None], list[Any]] = {}
     for reason in reasons:
         text = str(getattr(reason, "reason", ""))
-        if not text or is_gradprobe_break(text):
+        if not text or is_gradprobe_break(text) or _in_gradprobe(reason):
             continue
         line = _user_line(reason)
         grouped.setdefault((_parts(text)[0], line), []).append(reason)
