@@ -206,6 +206,11 @@ def _owners() -> list[object]:
         if scaler is not None:
             owners += subclasses(scaler)
     owners += [cls for cls in subclasses(torch.nn.Module) if cls.__module__.startswith("torch.nn")]
+    # what the torch.compile check patches (gradprobe.checks.compiled)
+    owners += [torch.utils.hooks.RemovableHandle]
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is not None:
+        owners += [dynamo, dynamo.eval_frame.OptimizedModule]
     return owners
 
 
@@ -215,11 +220,16 @@ def label(owner: object) -> str:
     return f"{getattr(owner, '__module__', '')}.{getattr(owner, '__qualname__', repr(owner))}"
 
 
+# counters torch itself moves (every hook registration takes the next handle id)
+_MOVING = {("torch.utils.hooks.RemovableHandle", "next_id")}
+
+
 def snapshot() -> dict[tuple[str, str], object]:
     values: dict[tuple[str, str], object] = {}
     for owner in _owners():
         for name, value in list(vars(owner).items()):
-            values[(label(owner), name)] = value
+            if (label(owner), name) not in _MOVING:
+                values[(label(owner), name)] = value
     return values
 
 

@@ -64,7 +64,7 @@ def test_registry_has_every_required_code_with_its_kind() -> None:
     assert {code: CODES[code].kind for code in REQUIRED if code in CODES} == REQUIRED
     for code, entry in CODES.items():
         assert entry.code == code
-        assert re.fullmatch(r"GP[1-4]\d\d", code)
+        assert re.fullmatch(r"GP[1-5]\d\d", code)
         assert re.fullmatch(r"[a-z]+(_[a-z]+)*", entry.kind)
         assert entry.title and "\n" not in entry.title and not entry.title.endswith(".")
         assert entry.explanation and entry.hint

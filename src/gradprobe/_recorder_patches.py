@@ -174,6 +174,8 @@ def _tensor_patches(p: Patches) -> None:
     register_slot = torch.Tensor.__dict__["register_hook"]
 
     def register_hook(self: torch.Tensor, hook: Any) -> Any:
+        if torch.compiler.is_compiling():  # dynamo traces this: leave it torch's own call
+            return register_slot(self, hook)
         modes = MODES.here()
         if not modes:
             return register_slot(self, hook)

@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from gradprobe import _active, _deepfree
+from gradprobe._compat import compiled_region
 from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
 from gradprobe.graph import (
     Edge,
@@ -419,7 +420,11 @@ class _Walk:
             )
         saved, freed = self.saved(fn, plan) if plan.slots or plan.custom else ((), False)
         metadata = _EMPTY
-        if plan.custom:
+        if plan.kind == "compiled":  # one box for the whole torch.compile region
+            region = compiled_region(fn)
+            region["forward"] = f"torch.compile: {region.get('forward', 'compiled region')}"
+            metadata = FrozenMap(region)
+        elif plan.custom:
             forward = fn._forward_cls
             metadata = FrozenMap({"forward": f"{forward.__module__}.{forward.__qualname__}"})
         sequence_nr = fn._sequence_nr()

@@ -694,7 +694,9 @@ def _watch_forward(module: torch.nn.Module) -> None:
     @functools.wraps(original)
     def forward(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
         probes = _PROBES.here()
-        if probes:
+        # dynamo traces this wrapper inside a compiled model: skip the bookkeeping there
+        # (its sys._getframe would make dynamo warn and break the graph)
+        if probes and not torch.compiler.is_compiling():
             for probe in probes:
                 if id(self) in probe._modules:
                     with contextlib.suppress(Exception):
