@@ -13,7 +13,11 @@ __all__ = ["BUILTIN_CODES", "Code"]
 @dataclass(frozen=True)
 class Code:
     """One registered finding code and its fixed texts; ``doc_anchor`` names its page
-    (``gp101`` for ``docs/findings/gp101.md``), or is a full URL for a plug-in's code."""
+    (``gp101`` for ``docs/findings/gp101.md``), or is a full URL for a plug-in's code.
+
+    A ``note`` code says what a recording could not observe, not that something is wrong:
+    its findings are reported as notes (``Recording.notes``, ``"notes"`` in JSON), never
+    among the findings, so a correct script stays free of findings."""
 
     code: str
     kind: str
@@ -21,10 +25,13 @@ class Code:
     explanation: str
     hint: str
     doc_anchor: str
+    note: bool = False
 
 
-def _code(code: str, kind: str, title: str, explanation: str, hint: str) -> Code:
-    return Code(code, kind, title, explanation, hint, code.lower())
+def _code(
+    code: str, kind: str, title: str, explanation: str, hint: str, *, note: bool = False
+) -> Code:
+    return Code(code, kind, title, explanation, hint, code.lower(), note)
 
 
 BUILTIN_CODES: tuple[Code, ...] = (
@@ -759,5 +766,6 @@ BUILTIN_CODES: tuple[Code, ...] = (
         "Nothing to fix. To check the compiled program, look at GP501 and GP502 findings, "
         "gradprobe.trace(loss) (each compiled region is one box), and "
         "torch._dynamo.explain(model)(inputs).",
+        note=True,
     ),
 )

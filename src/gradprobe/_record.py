@@ -84,6 +84,8 @@ class Recording:
         self.node_hook = node_hook
         self._events = Events()
         self.findings: list[Finding] = []
+        # what the recording could not observe (note codes such as GP503): not problems
+        self.notes: list[Finding] = []
         # what the block raised; once the findings are made, a copy without its traceback
         # (the user's frames would keep their model and data alive with this Recording)
         self.error: BaseException | None = None
@@ -164,7 +166,9 @@ class Recording:
             stack.close()
         self.error = error
         try:
-            self.findings = self._conclude(error)
+            found = self._conclude(error)
+            self.findings = [finding for finding in found if not finding.is_note]
+            self.notes = [finding for finding in found if finding.is_note]
         finally:
             self.error = None if error is None else frameless(error)
             mode, self._mode = self._mode, None
@@ -330,7 +334,7 @@ class Recording:
         found = list(self._events.analyses)
         if self._checks is not None:
             found.extend(self._checks.conclude(self._run(final=False)))
-        return _dedupe([*found, *self._early])
+        return [finding for finding in _dedupe([*found, *self._early]) if not finding.is_note]
 
     def inspect_globals(self, namespace: Mapping[str, Any]) -> None:
         """Look at what a finished script still holds (``gradprobe diagnose`` passes its
@@ -341,8 +345,11 @@ class Recording:
     # -- output -----------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"findings": [finding.to_dict(), ...]}``."""
-        return {"findings": [finding.to_dict() for finding in self.findings]}
+        """``{"findings": [finding.to_dict(), ...], "notes": [...]}``."""
+        return {
+            "findings": [finding.to_dict() for finding in self.findings],
+            "notes": [note.to_dict() for note in self.notes],
+        }
 
     def to_svg(self) -> str:
         """Every finding's picture (:meth:`Finding.to_svg`) in one SVG, one frame each;
@@ -389,7 +396,8 @@ class Recording:
 
         if self._stack is not None:
             return self._header()
-        return findings_text(self.findings, header=self._header())
+        notes = "".join(f"\nnote {note.code}: {note.message}" for note in self.notes)
+        return findings_text(self.findings, header=self._header()) + notes
 
     def _repr_html_(self) -> str:
         """The report as HTML, for notebooks: the same rows as ``str()``."""

@@ -51,6 +51,8 @@ class Diagnosis:
     exit_code: int
     error: BaseException | None
     findings: tuple[Finding, ...]
+    # what the recording could not observe (Recording.notes): not problems
+    notes: tuple[Finding, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (see the module docstring)."""
@@ -66,6 +68,7 @@ class Diagnosis:
             "exit_code": self.exit_code,
             "error": error,
             "findings": [finding.to_dict() for finding in self.findings],
+            "notes": [note.to_dict() for note in self.notes],
         }
 
 
@@ -110,8 +113,8 @@ def diagnose_script(script: str | os.PathLike[str], args: Sequence[str] = ()) ->
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
     namespace.clear()
-    findings = tuple(recording.findings)
-    return Diagnosis(str(path), tuple(args), exit_code, error, findings)
+    findings, notes = tuple(recording.findings), tuple(recording.notes)
+    return Diagnosis(str(path), tuple(args), exit_code, error, findings, notes)
 
 
 def _print_script_error(error: BaseException) -> None:
@@ -194,6 +197,8 @@ def diagnose(
         )
     else:
         console.print(findings_view(result.findings, ok_text="gradprobe found nothing wrong"))
+    for note in result.notes:
+        console.print(f"note {note.code}: {note.message}", style="dim", markup=False)
     if json_path is not None:
         try:
             Path(json_path).write_text(json.dumps(result.to_dict(), indent=2) + "\n")

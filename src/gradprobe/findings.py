@@ -198,6 +198,13 @@ class Finding:
             object.__setattr__(self, "locations", tuple(self.locations))
 
     @property
+    def is_note(self) -> bool:
+        """Whether this says what gradprobe could not observe rather than what is wrong (a
+        ``note`` code, such as GP503): ``Recording.notes`` holds these, not ``findings``."""
+        entry = CODES.get(self.code)
+        return entry is not None and entry.note
+
+    @property
     def doc(self) -> str:
         """Where this code is documented: ``docs/findings/gp101.md``."""
         entry = CODES.get(self.code)

@@ -4,6 +4,7 @@ compiled model does not observe). Real dynamo, ``eager`` and ``aot_eager`` backe
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,20 @@ from torch import nn
 
 import gradprobe
 from gradprobe.checks import compiled
+from gradprobe.diagnose import diagnose_script
 
 dynamo = pytest.importorskip("torch._dynamo")
+
+
+def notes(tmp_path: Path, source: str) -> tuple[list[gradprobe.Finding], str]:
+    """What ``diagnose`` reports as notes (what it could not observe), and the script;
+    a note never counts among the findings."""
+    script = tmp_path / "train.py"
+    text = textwrap.dedent(source).lstrip("\n")
+    script.write_text(text)
+    result = diagnose_script(script)
+    assert not any(finding.is_note for finding in result.findings)
+    return list(result.notes), text
 
 
 @pytest.fixture(autouse=True)
@@ -219,8 +232,11 @@ def test_record_reports_the_hook_and_the_graph_break_in_process() -> None:
         model(x).sum().backward()
     handle.remove()
     codes = [f.code for f in rec.findings]
-    assert codes == ["GP501", "GP502", "GP503"]
-    late, graph_break, region = rec.findings
+    assert codes == ["GP501", "GP502"]  # GP503 is a note: not a problem
+    late, graph_break = rec.findings
+    (region,) = rec.notes
+    assert rec.to_dict()["notes"][0]["code"] == "GP503"
+    assert "note GP503: Compiled models ran while recording" in str(rec)
     assert late.details["hook_kind"] == "forward pre"
     assert late.cause is not None and late.cause.text is not None
     assert "register_forward_pre_hook" in late.cause.text
@@ -250,7 +266,8 @@ def test_a_tensor_hook_in_compiled_code_gives_no_break_of_gradprobes_making() ->
         warnings.simplefilter("always")
         model(x).sum().backward()
     assert torch.equal(net.fc1.weight.grad, plain)  # type: ignore[arg-type]
-    assert [f.code for f in rec.findings] == ["GP503"]
+    assert rec.findings == []
+    assert [f.code for f in rec.notes] == ["GP503"]
     assert not [w for w in caught if "_getframe" in str(w.message)]
 
 
@@ -258,7 +275,7 @@ def test_a_tensor_hook_in_compiled_code_gives_no_break_of_gradprobes_making() ->
 
 
 def test_a_recording_of_a_compiled_model_says_what_it_did_not_see(tmp_path: Path) -> None:
-    found, text = diagnose(tmp_path, _LATE.replace("BACKEND", "'aot_eager'"))
+    found, text = notes(tmp_path, _LATE.replace("BACKEND", "'aot_eager'"))
     (finding,) = [f for f in found if f.code == "GP503"]
     assert roles(finding) == [("created", line_of(text, "# compiled here"))]
     assert finding.details["compiled_calls"] == 1
@@ -266,7 +283,7 @@ def test_a_recording_of_a_compiled_model_says_what_it_did_not_see(tmp_path: Path
 
 
 def test_a_compiled_function_is_named_too(tmp_path: Path) -> None:
-    found, text = diagnose(
+    found, text = notes(
         tmp_path,
         """
 import torch
