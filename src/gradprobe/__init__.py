@@ -39,6 +39,7 @@ if _typing.TYPE_CHECKING:
     from gradprobe.graph import Edge, Graph, Leaf, Node, Root, SavedTensor, Truncation
     from gradprobe.leaves import LeafReport, LeafRow, leaf_report
     from gradprobe.render import save_svg, to_dot, to_svg
+    from gradprobe.render.html import save_html
     from gradprobe.saliency import SaliencyMap, grad_cam, guided_backprop
 
 __version__ = "0.1.0"
@@ -83,6 +84,7 @@ __all__ = [
     "load_ipython_extension",
     "make_finding",
     "record",
+    "save_html",
     "save_svg",
     "to_dot",
     "to_svg",
@@ -124,6 +126,7 @@ _SOURCES = {
     "Recording": "gradprobe._record",
     "RecordingError": "gradprobe.errors",
     "record": "gradprobe._record",
+    "save_html": "gradprobe.render.html",
     "save_svg": "gradprobe.render",
     "to_dot": "gradprobe.render",
     "to_svg": "gradprobe.render",

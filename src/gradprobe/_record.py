@@ -368,6 +368,21 @@ class Recording:
 
         return save_findings_svg(self.findings, path)
 
+    def to_html(self, *, watch: Any = None) -> str:
+        """The interactive viewer of this recording as one self-contained HTML page: the
+        recorded graph (grouped by ``backward()`` call, each node with the line that made
+        it) and the findings, a click on one highlighting its slice
+        (:func:`gradprobe.save_html`)."""
+        from gradprobe.render.html import to_html
+
+        return to_html(self, watch=watch)
+
+    def save_html(self, path: str | os.PathLike[str], *, watch: Any = None) -> Path:
+        """Write :meth:`to_html` to ``path`` (UTF-8) and return the path."""
+        from gradprobe.render.html import save_html
+
+        return save_html(self, path, watch=watch)
+
     def __iter__(self) -> Iterator[Finding]:
         return iter(self.findings)
 

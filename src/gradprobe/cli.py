@@ -67,6 +67,13 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         metavar="PATH",
         help="also write the findings as SARIF 2.1.0 to PATH (GitHub code scanning, editors)",
     )
+    diagnose.add_argument(
+        "--html",
+        type=Path,
+        metavar="PATH",
+        help="also write an interactive viewer of the recorded graph and findings to PATH "
+        "(one self-contained HTML file)",
+    )
     diagnose.add_argument("script", metavar="SCRIPT", help="the Python script to run")
     diagnose.add_argument(
         "args",
@@ -231,6 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("--json", args.json, False),
             ("--svg", args.svg, True),
             ("--sarif", args.sarif, False),
+            ("--html", args.html, False),
         ):
             problem = (
                 None if path is None else _bad_path("diagnose", option, path, directory=directory)
@@ -250,6 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 json_path=args.json,
                 svg_dir=args.svg,
                 sarif_path=args.sarif,
+                html_path=args.html,
             )
         except GradprobeError as error:
             print(_one_line(error), file=sys.stderr)

@@ -1,5 +1,5 @@
-"""``gradprobe diagnose [--json PATH] [--svg DIR] [--sarif PATH] SCRIPT [ARGS...]``: run a
-script, explain it.
+"""``gradprobe diagnose [--json PATH] [--svg DIR] [--sarif PATH] [--html PATH] SCRIPT
+[ARGS...]``: run a script, explain it.
 
 The script runs as ``__main__`` with ``sys.argv = [SCRIPT, *ARGS]`` and its directory
 first on ``sys.path``, exactly like ``python SCRIPT ARGS``, inside :func:`gradprobe.record`.
@@ -9,7 +9,9 @@ an uncaught exception (whose traceback is printed first, as Python would). With 
 DIR``, each finding's picture (``finding.to_svg()``) is written to ``DIR/GP101-0.svg``:
 its code and its index among the findings of that code. With ``--sarif PATH``, the findings
 are also written as a SARIF 2.1.0 log (``gradprobe._sarif``) for GitHub code scanning and
-editors.
+editors. With ``--html PATH``, the interactive viewer of what the recording saw
+(``gradprobe.save_html``) is written to PATH: the recorded graph, grouped by backward call,
+each node with its line, and the findings, a click on one highlighting its slice.
 
 JSON shape::
 
@@ -26,7 +28,7 @@ import runpy
 import sys
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -53,6 +55,8 @@ class Diagnosis:
     findings: tuple[Finding, ...]
     # what the recording could not observe (Recording.notes): not problems
     notes: tuple[Finding, ...] = ()
+    recording: Any = field(default=None, compare=False, repr=False)
+    """The finished :class:`~gradprobe.Recording` (plain data: no tensor, no frame)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (see the module docstring)."""
@@ -114,7 +118,7 @@ def diagnose_script(script: str | os.PathLike[str], args: Sequence[str] = ()) ->
         sys.argv, sys.path[:] = saved_argv, saved_path
     namespace.clear()
     findings, notes = tuple(recording.findings), tuple(recording.notes)
-    return Diagnosis(str(path), tuple(args), exit_code, error, findings, notes)
+    return Diagnosis(str(path), tuple(args), exit_code, error, findings, notes, recording)
 
 
 def _print_script_error(error: BaseException) -> None:
@@ -156,15 +160,16 @@ def diagnose(
     svg_dir: str | os.PathLike[str] | None = None,
     stream: TextIO | None = None,
     sarif_path: str | os.PathLike[str] | None = None,
+    html_path: str | os.PathLike[str] | None = None,
 ) -> int:
     """The ``gradprobe diagnose`` command: run, report to ``stream`` (stderr), write JSON,
     SARIF and pictures; returns the script's exit status (or 2 if it succeeded but a report
     could not be written).
 
     Raises:
-        GradprobeValueError: ``json_path`` or ``sarif_path`` cannot be written, ``svg_dir``
-            cannot be made or written into, or ``script`` is not a file; checked before the
-            script runs.
+        GradprobeValueError: ``json_path``, ``sarif_path`` or ``html_path`` cannot be
+            written, ``svg_dir`` cannot be made or written into, or ``script`` is not a file;
+            checked before the script runs.
     """
     directory = _picture_dir(svg_dir)
     from rich.console import Console
@@ -176,6 +181,14 @@ def diagnose(
         if problem is not None:
             msg = (
                 f"gradprobe diagnose: cannot write the JSON report to {str(json_path)!r}: "
+                f"{problem}; nothing was run."
+            )
+            raise GradprobeValueError(msg)
+    if html_path is not None:
+        problem = unwritable(html_path)
+        if problem is not None:
+            msg = (
+                f"gradprobe diagnose: cannot write the viewer to --html {str(html_path)!r}: "
                 f"{problem}; nothing was run."
             )
             raise GradprobeValueError(msg)
@@ -217,6 +230,20 @@ def diagnose(
 
         written = write_pictures(result.findings, directory)
         console.print(f"{len(written)} picture{'s' if len(written) != 1 else ''} in {directory}")
+    if html_path is not None:
+        from gradprobe.render.html import save_html
+
+        try:
+            save_html(result.recording, html_path, title=f"gradprobe diagnose {Path(script).name}")
+        except OSError as error:  # checked before the run; the disk changed since
+            console.print(
+                f"gradprobe diagnose: could not write the viewer to {str(html_path)!r}: "
+                f"{error.strerror or error}",
+                style="red",
+                markup=False,
+            )
+            return result.exit_code or 2
+        console.print(f"viewer in {html_path}", markup=False)
     return result.exit_code
 
 

@@ -369,6 +369,13 @@ class Graph:
 
         return to_svg(self)
 
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
+        """Jupyter: the interactive viewer (``gradprobe.save_html``) where the front-end
+        runs JavaScript, the SVG picture inside it and beside it where it does not."""
+        from gradprobe.render.html import notebook_bundle
+
+        return notebook_bundle(self)
+
 
 def malformed(graph: Graph) -> str | None:
     """What is wrong with a hand-built ``graph``, or None when views can walk it: nodes
