@@ -198,6 +198,12 @@ def test_a_recording_shows_its_recorded_nodes_with_lines() -> None:
     assert [labels[i] for i in finding["problem"]] == ["Sigmoid"]
     texts = {row[3] for row in data["lines"]}
     assert "h.mul_(2)" in texts
+    sigmoid = labels.index("Sigmoid")
+    (row,) = data["saved"][str(sigmoid)]
+    assert row[0] == "result" and (row[2], row[3], row[4]) == (1, 0, 1)  # stale: v0 -> v1
+    assert not any(
+        r[4] for node, rows in data["saved"].items() for r in rows if node != str(sigmoid)
+    )
 
 
 def test_wrong_inputs_say_what_was_passed(tmp_path: Path) -> None:
@@ -248,10 +254,16 @@ def _open(browser: Any, path: Path) -> None:
 
 
 def _centre(browser: Any, selector: str) -> tuple[float, float]:
-    box = browser.run(
+    """Where to click ``selector``; first "Fit" (as a user would) if it is off screen."""
+    script = (
         f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
-        ".getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        ".getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2, "
+        "r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth]; })()"
     )
+    box = browser.run(script)
+    if not box[2]:
+        browser.click(*_centre(browser, ".gp-button-fit"))
+        box = browser.run(script)
     return float(box[0]), float(box[1])
 
 
@@ -487,6 +499,6 @@ def test_diagnose_html_writes_a_viewer_whose_finding_highlights_its_slice(
     problem = browser.run(
         "Array.from(document.querySelectorAll('.gp-item.gp-problem text')).map(t => t.textContent)"
     )
-    assert problem == ["Sigmoid"]
+    assert problem == ["Sigmoid", "stale saved tensor"]  # the recorded versions say so too
     assert "h.mul_(2)" in browser.run("document.querySelector('.gp-details').textContent")
     assert browser.errors == []

@@ -19,6 +19,7 @@ findings, and a watch session's gradient statistics) into columns of builtins:
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -60,24 +61,33 @@ def _kind(node: Node) -> int:
 
 
 def forward_positions(graph: Graph) -> list[int]:
-    """Each node's place in one forward (inputs first) topological order of ``graph``."""
+    """Each node's place in a forward (inputs first) topological order of ``graph``: the
+    order the forward pass created the ops (``sequence_nr``), each parameter (and any
+    other node without a number) just before the first op that reads it."""
     count = len(graph.nodes)
     waiting = [0] * count  # consumers not yet placed
     for edge in graph.edges:
         waiting[edge.dst] += 1
-    ready = [i for i in range(count - 1, -1, -1) if not waiting[i]]
+    # Walk backwards from the outputs, always taking the latest-made ready node (a heap
+    # on -priority); a node without a sequence number goes right after its consumer.
+    priority = [float(n.sequence_nr) if n.sequence_nr is not None else -1.0 for n in graph.nodes]
+    ready = [(-priority[i], i) for i in range(count) if not waiting[i]]
+    heapq.heapify(ready)
     backward: list[int] = []
     seen = [False] * count
     while ready:
-        node = ready.pop()
+        _, node = heapq.heappop(ready)
         if seen[node]:
             continue
         seen[node] = True
         backward.append(node)
-        for edge in reversed(graph.children(node)):
-            waiting[edge.dst] -= 1
-            if not waiting[edge.dst]:
-                ready.append(edge.dst)
+        for edge in graph.children(node):
+            child = edge.dst
+            waiting[child] -= 1
+            if not waiting[child]:
+                if graph.nodes[child].sequence_nr is None:
+                    priority[child] = math.inf
+                heapq.heappush(ready, (-priority[child], child))
     backward.extend(i for i in range(count) if not seen[i])  # never happens: no cycles
     position = [0] * count
     for index, node in enumerate(reversed(backward)):

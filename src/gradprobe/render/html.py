@@ -134,20 +134,34 @@ def recorded_graph(
     events: Events,
 ) -> tuple[Graph, list[tuple[str, ...]], dict[tuple[str, int], SourceLine | None], list[str]]:
     """The nodes a recording saw as a :class:`Graph` (the latest :data:`_MAX_RECORDED`),
-    grouped by the ``backward()`` call whose forward pass made them, with their lines."""
+    grouped by the ``backward()`` call whose forward pass made them, with their lines.
+    A saved tensor's version now is the last one a recorded in-place write gave its
+    storage (the recorder keeps no tensor to ask)."""
     keys = list(events.nodes)[-_MAX_RECORDED:]
     notes = []
     if len(events.nodes) > len(keys):
         notes.append(f"showing the latest {len(keys):,} of {len(events.nodes):,} recorded nodes")
     ids = {key: index for index, key in enumerate(keys)}
+    # a saved tensor's version now: the last recorded in-place write to its storage
+    written: dict[int, int] = {}
+    for write in events.writes:
+        if write.version_after is not None:
+            written[write.storage] = max(written.get(write.storage, -1), write.version_after)
     nodes = []
     edges = []
     slots = [0] * len(keys)
     for key in keys:
         record = events.nodes[key]
         saved = tuple(
-            SavedTensor(slot, (), "unknown", "", None, version_saved=version)
-            for slot, (version, _storage) in record.saves.items()
+            SavedTensor(
+                slot,
+                (),
+                "unknown",
+                "",
+                max(version, written.get(storage, version)),
+                version_saved=version,
+            )
+            for slot, (version, storage) in record.saves.items()
         )
         nodes.append(Node(id=ids[key], name=key[0], kind="op", sequence_nr=key[1], saved=saved))
     for key in keys:

@@ -128,7 +128,7 @@ var gradprobeViewer = window.gradprobeViewer || (function () {
     this.build();
     this.openInitial();
     this.relayout();
-    this.fit();
+    this.firstView();
     this.showSummary();
   }
 
@@ -588,6 +588,7 @@ var gradprobeViewer = window.gradprobeViewer || (function () {
       if (parent >= 0) grow(parent, b[0], b[1], b[2], b[3]);
     }
     open.sort(function (a, b) { return self.depth[a] - self.depth[b]; });
+    this.clusterBounds = open.map(function (g) { return bounds[g]; });
     for (i = 0; i < open.length; i++) {
       g = open[i];
       b = bounds[g];
@@ -633,7 +634,32 @@ var gradprobeViewer = window.gradprobeViewer || (function () {
     this.applyView();
   };
 
-  V.fit = function () { this.fitTo(this.bounds(this.layout.items)); };
+  // Every box and every open module's frame.
+  V.allBounds = function () {
+    var b = this.bounds(this.layout.items), frames = this.clusterBounds || [];
+    for (var i = 0; i < frames.length; i++) {
+      b[0] = Math.min(b[0], frames[i][0]); b[1] = Math.min(b[1], frames[i][1]);
+      b[2] = Math.max(b[2], frames[i][2]); b[3] = Math.max(b[3], frames[i][3]);
+    }
+    return b;
+  };
+
+  V.fit = function () { this.fitTo(this.allBounds()); };
+
+  // The whole picture when it can be read at that size; else its top (the inputs) at a
+  // readable size, centred, the rest a drag or a wheel away.
+  V.firstView = function () {
+    var b = this.allBounds();
+    if (!isFinite(b[0])) return;
+    var width = this.canvas.clientWidth || 800, height = this.canvas.clientHeight || 600;
+    var margin = 30;
+    var whole = Math.min((width - 2 * margin) / Math.max(b[2] - b[0], 1),
+                         (height - 2 * margin) / Math.max(b[3] - b[1], 1));
+    if (whole >= 0.6) { this.fitTo(b); return; }
+    var k = Math.min(Math.max((width - 2 * margin) / Math.max(b[2] - b[0], 1), 0.6), 1);
+    this.view = {k: k, x: width / 2 - k * (b[0] + b[2]) / 2, y: margin - k * b[1]};
+    this.applyView();
+  };
 
   V.centreOn = function (items) {
     var b = this.bounds(items);
@@ -716,7 +742,7 @@ var gradprobeViewer = window.gradprobeViewer || (function () {
   V.collapseAll = function () {
     this.open.fill(0);
     this.relayout();
-    this.fit();
+    this.firstView();
   };
 
   V.reveal = function (node) {
