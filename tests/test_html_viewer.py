@@ -123,7 +123,8 @@ def test_the_page_is_one_file_that_loads_nothing() -> None:
     assert "@import" not in page
     assert "url(" not in page.replace("url(#", "")
     assert "default-src 'none'" in page  # and the page forbids it anyway
-    assert render_html._asset("viewer.js") in page
+    for asset in ("layout.js", "viewer.js", "panels.js", "viewer.css"):
+        assert render_html._asset(asset) in page
     data = _page_data(page)
     assert len(data["nodes"]["label"]) == len(graph)
     assert len(data["edges"]) == 2 * len(graph.edges)

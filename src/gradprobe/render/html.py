@@ -197,7 +197,7 @@ def _viewer(data: Mapping[str, Any], uid: str, fallback: str) -> str:
         f'<div class="gp-viewer-host" id="gp-viewer-{uid}">{fallback}</div>\n'
         f'<script type="application/json" id="gp-data-{uid}">{_json(data)}</script>\n'
         f"<style>{_asset('viewer.css')}</style>\n"
-        f"<script>\n{_asset('viewer.js')}\n"
+        f"<script>\n{_asset('layout.js')}\n{_asset('viewer.js')}\n{_asset('panels.js')}\n"
         f'gradprobeViewer.mount(document.getElementById("gp-viewer-{uid}"), '
         f'JSON.parse(document.getElementById("gp-data-{uid}").textContent));\n</script>\n'
     )
