@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 import gradprobe
+from gradprobe._layout import infer_modules
 from gradprobe.cli import main
 from gradprobe.errors import GradprobeTypeError
 from gradprobe.graph import Edge, Graph, Leaf, Node
@@ -130,6 +131,19 @@ def test_the_page_is_one_file_that_loads_nothing() -> None:
     assert len(data["edges"]) == 2 * len(graph.edges)
     names = {leaf["name"] for leaf in data["leaves"].values()}
     assert names == {leaf.name for leaf in graph.leaves}
+
+
+def test_module_boxes_count_their_nodes_and_parameters() -> None:
+    graph = _encoder_graph()
+    groups = viewer_data(graph, title="t")["groups"]
+    path = groups["path"]
+    layer = path.index("encoder.layers.0")
+    assert groups["params"][layer] == 12  # attention 4, two linears 4, two norms 4
+    assert groups["size"][layer] == len(
+        [m for m in infer_modules(graph) or () if m.startswith("encoder.layers.0")]
+    )
+    top = [g for g, parent in enumerate(groups["parent"]) if parent < 0]
+    assert sum(groups["params"][g] for g in top) == len(graph.parameters)
 
 
 def test_names_cannot_break_out_of_the_data_script() -> None:

@@ -151,6 +151,21 @@ class _Tree:
         for group in [-1, *range(len(self.label))]:
             self._chunk(group)
         self._compute_first()
+        self._number_chunks()
+
+    def _number_chunks(self) -> None:
+        """Add to each chunk's label where it lies in forward order: ``(#1–2,500)``."""
+        last = [-1] * len(self.label)
+        for node_id, group in enumerate(self.node_group):
+            pos = self.position[node_id]
+            while group >= 0:
+                if pos > last[group]:
+                    last[group] = pos
+                group = self.parent[group]
+        for group, kind in enumerate(self.kind):
+            if kind == "chunk":
+                span = f"#{self.first[group] + 1:,}–{last[group] + 1:,}"
+                self.label[group] = f"{self.label[group]} ({span})"
 
     def _compute_first(self) -> None:
         first = [len(self.position)] * len(self.label)
@@ -196,13 +211,17 @@ class _Tree:
         return out
 
 
-def _sizes(tree: _Tree) -> list[int]:
+def _sizes(tree: _Tree) -> tuple[list[int], list[int]]:
+    """Nodes, and parameters, inside each group (its subgroups included)."""
     size = [0] * len(tree.label)
-    for group in tree.node_group:
+    params = [0] * len(tree.label)
+    for node, group in zip(tree.graph.nodes, tree.node_group, strict=True):
+        is_param = node.leaf is not None and node.leaf.kind == "parameter"
         while group >= 0:
             size[group] += 1
+            params[group] += is_param
             group = tree.parent[group]
-    return size
+    return size, params
 
 
 # -- the dict ---------------------------------------------------------------------------------
@@ -308,7 +327,7 @@ def viewer_data(
             saved[str(node.id)] = _saved_rows(node)
         if node.metadata:
             meta[str(node.id)] = dict(node.metadata)
-    size = _sizes(tree)
+    size, params = _sizes(tree)
     return {
         "format": FORMAT,
         "title": title,
@@ -338,6 +357,7 @@ def viewer_data(
             "parent": [new[tree.parent[g]] for g in order],
             "kind": [tree.kind[g] for g in order],
             "size": [size[g] for g in order],
+            "params": [params[g] for g in order],
         },
         "findings": [_finding(finding, graph) for finding in findings],
         "watch": _watch(graph, history),

@@ -75,6 +75,7 @@
     this.row(table, "kind", groups.kind[g] === "chunk" ? "part of a long level" : "module");
     if (groups.path[g]) this.row(table, "module", groups.path[g]);
     this.row(table, "nodes", String(groups.size[g]));
+    this.row(table, "parameters", String(groups.params[g]));
   };
 
   V.modulePath = function (node) {

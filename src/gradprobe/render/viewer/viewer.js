@@ -258,8 +258,10 @@ var gradprobeViewer = window.gradprobeViewer || (function () {
       var isChunk = groups.kind[g] === "chunk";
       cls += " gp-group gp-" + (isChunk ? "chunk" : "module");
       lines.push([isChunk ? groups.label[g] : groups.path[g], BOLD]);
+      var params = groups.params[g];
       lines.push(["\u25b8 " + groups.size[g] + (groups.size[g] === 1 ? " node" : " nodes") +
-        (isChunk && groups.path[g] ? " of " + groups.path[g] : ""), SMALL]);
+        (params ? ", " + params + (params === 1 ? " parameter" : " parameters") : "") +
+        (isChunk && groups.path[g] ? " in " + groups.path[g] : ""), SMALL]);
     }
     var width = 0, height = 2 * PAD_Y;
     for (var i = 0; i < lines.length; i++) {
@@ -397,8 +399,10 @@ var gradprobeViewer = window.gradprobeViewer || (function () {
       var owner = item < N ? group[item] : groups.parent[item - N];
       if (owner >= 0) grow(owner, box.x - box.w / 2, box.y - box.h / 2, box.x + box.w / 2, box.y + box.h / 2);
     }
-    var open = [];
-    for (var g in bounds) open.push(+g);
+    var open = [], listed = {};
+    for (var g in bounds) {  // every open group around a box, holding one directly or not
+      for (var h = +g; h >= 0 && !listed[h]; h = groups.parent[h]) { listed[h] = true; open.push(h); }
+    }
     open.sort(function (a, b) { return self.depth[b] - self.depth[a]; });
     for (i = 0; i < open.length; i++) {  // deepest first: a cluster grows its parent
       g = open[i];
