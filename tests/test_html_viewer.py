@@ -221,6 +221,26 @@ def test_a_recording_shows_its_recorded_nodes_with_lines() -> None:
     )
 
 
+def test_a_recording_groups_its_nodes_by_the_backward_call_they_fed() -> None:
+    torch.manual_seed(0)
+    net = nn.Linear(3, 1)
+    with gradprobe.record() as rec:
+        for _ in range(3):
+            net(torch.randn(4, 3)).pow(2).mean().backward()
+    data = _page_data(rec.to_html())
+    groups = data["groups"]
+    assert groups["path"] == ["backward 1", "backward 2", "backward 3"]
+    assert groups["size"] == [4, 4, 4]  # T, Addmm, Pow, Mean each time
+    assert data["summary"] == "12 recorded nodes, 3 backward calls, 0 findings"
+    by_group = {
+        g: sorted(
+            data["nodes"]["pos"][n] for n, owner in enumerate(data["nodes"]["group"]) if owner == g
+        )
+        for g in range(3)
+    }
+    assert max(by_group[0]) < min(by_group[1]) and max(by_group[1]) < min(by_group[2])
+
+
 def test_wrong_inputs_say_what_was_passed(tmp_path: Path) -> None:
     graph = _chain(3)
     with pytest.raises(GradprobeTypeError, match=r"got 42 \(a int\)"):

@@ -273,12 +273,14 @@ def viewer_data(
     findings: Sequence[Finding] = (),
     history: Iterable[StatsRecord] = (),
     notes: Sequence[str] = (),
+    summary: str | None = None,
 ) -> dict[str, Any]:
     """Everything the viewer shows of ``graph``, as JSON-ready builtins.
 
     ``paths`` gives each node's group path (default: its module, inferred from parameter
     names); ``lines`` maps ``(node name, sequence_nr)`` to the forward line that made the
-    node; ``history`` is a watch session's step records.
+    node; ``history`` is a watch session's step records; ``summary`` heads the side
+    panel (default: the graph's ``repr``).
     """
     nodes = graph.nodes
     if paths is None:
@@ -328,10 +330,11 @@ def viewer_data(
         if node.metadata:
             meta[str(node.id)] = dict(node.metadata)
     size, params = _sizes(tree)
+    keys = _keys(graph) if findings else ({}, {})
     return {
         "format": FORMAT,
         "title": title,
-        "summary": repr(graph).strip("<>"),
+        "summary": summary or repr(graph).strip("<>"),
         "budget": BUDGET,
         "kinds": list(_KINDS),
         "nodes": {
@@ -359,7 +362,7 @@ def viewer_data(
             "size": [size[g] for g in order],
             "params": [params[g] for g in order],
         },
-        "findings": [_finding(finding, graph) for finding in findings],
+        "findings": [_finding(finding, *keys) for finding in findings],
         "watch": _watch(graph, history),
         "notes": [*graph.notes, *notes],
     }
@@ -368,8 +371,8 @@ def viewer_data(
 # -- findings and watch statistics --------------------------------------------------------------
 
 
-def _finding(finding: Finding, graph: Graph) -> dict[str, Any]:
-    """A finding, and the nodes of ``graph`` its slice maps onto."""
+def _keys(graph: Graph) -> tuple[dict[tuple[str, int], int], dict[str, int]]:
+    """Node ids by ``(name, sequence_nr)``, and leaf node ids by leaf name."""
     by_key: dict[tuple[str, int], int] = {}
     by_leaf: dict[str, int] = {}
     for node in graph.nodes:
@@ -377,6 +380,13 @@ def _finding(finding: Finding, graph: Graph) -> dict[str, Any]:
             by_key.setdefault((node.name, node.sequence_nr), node.id)
         if node.leaf is not None and node.leaf.name:
             by_leaf.setdefault(node.leaf.name, node.id)
+    return by_key, by_leaf
+
+
+def _finding(
+    finding: Finding, by_key: Mapping[tuple[str, int], int], by_leaf: Mapping[str, int]
+) -> dict[str, Any]:
+    """A finding, and the nodes of the graph its slice maps onto."""
     part = finding.graph_slice
     mapped: dict[int, int] = {}
     marks: list[list[Any]] = []

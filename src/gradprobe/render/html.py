@@ -89,6 +89,11 @@ def _data(subject: object, recording: object, watch: object, title: str | None) 
         events: Events = subject.events  # type: ignore[attr-defined]
         findings: list[Finding] = list(subject.findings)  # type: ignore[attr-defined]
         graph, paths, lines, notes = recorded_graph(events)
+        calls = len(events.backwards)
+        summary = (
+            f"{len(graph):,} recorded nodes, {calls} backward call{'' if calls == 1 else 's'}, "
+            f"{len(findings)} finding{'' if len(findings) == 1 else 's'}"
+        )
         return viewer_data(
             graph,
             title=title or "gradprobe: what the recording saw",
@@ -97,6 +102,7 @@ def _data(subject: object, recording: object, watch: object, title: str | None) 
             findings=findings,
             history=history,
             notes=notes,
+            summary=summary,
         )
     if not isinstance(subject, Graph):
         msg = (
@@ -176,9 +182,7 @@ def recorded_graph(
     for key in keys:
         step = bisect.bisect(orders, events.nodes[key].order)
         if step < len(backwards):
-            line = backwards[step].line
-            where = f" at {Path(line[0]).name}:{line[1]}" if line is not None else ""
-            paths.append((f"backward {step + 1}{where}",))
+            paths.append((f"backward {step + 1}",))
         else:
             paths.append(("after the last backward" if backwards else "",))
     if len({p for p in paths}) <= 1:

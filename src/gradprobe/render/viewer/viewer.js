@@ -15,6 +15,7 @@ var gradprobeViewer = window.gradprobeViewer || (function () {
   var FONT = "12px " + FAMILY;
   var BOLD = "bold 12px " + FAMILY;
   var SMALL = "10px " + FAMILY;
+  var CLUSTER_FONT = "bold 11px " + FAMILY;
   var PAD_X = 10, LINE = 15, SMALL_LINE = 13, PAD_Y = 7;
 
   var measureContext = null;
@@ -29,6 +30,17 @@ var gradprobeViewer = window.gradprobeViewer || (function () {
     found = measureContext.measureText(text).width;
     widthCache[key] = found;
     return found;
+  }
+
+  // ``text`` cut to ``width`` pixels in ``font``, ending in an ellipsis when cut.
+  function shorten(text, font, width) {
+    if (textWidth(text, font) <= width) return text;
+    var lo = 0, hi = text.length;
+    while (lo < hi) {
+      var mid = (lo + hi + 1) >> 1;
+      if (textWidth(text.slice(0, mid) + "\u2026", font) <= width) lo = mid; else hi = mid - 1;
+    }
+    return text.slice(0, Math.max(lo, 1)) + "\u2026";
   }
 
   function el(tag, attrs, parent) {
@@ -420,9 +432,10 @@ var gradprobeViewer = window.gradprobeViewer || (function () {
       var frame = svg("g", {"class": "gp-cluster" + (isChunk ? " gp-cluster-chunk" : ""),
         "data-group": g}, this.clusterLayer);
       svg("rect", {x: b[0], y: b[1], width: b[2] - b[0], height: b[3] - b[1], rx: 8, ry: 8}, frame);
+      var name = isChunk ? groups.label[g] : groups.path[g];
       var label = svg("text", {x: b[0] + 8, y: b[1] + 13, "class": "gp-cluster-label",
-        text: "\u25be " + (isChunk ? groups.label[g] : groups.path[g])}, frame);
-      svg("title", {text: "click to collapse"}, label);
+        text: shorten("\u25be " + name, CLUSTER_FONT, b[2] - b[0] - 16)}, frame);
+      svg("title", {text: name + " (click to collapse)"}, label);
       label.addEventListener("click", (function (group) {
         return function (event) { event.stopPropagation(); self.collapse(group); };
       })(g));
