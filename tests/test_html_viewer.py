@@ -208,7 +208,14 @@ def test_a_recording_shows_its_recorded_nodes_with_lines() -> None:
     _graph, rec = _in_place_bug()
     data = _page_data(rec.to_html())
     labels = data["nodes"]["label"]
-    assert sorted(labels) == sorted(["Addmm", "T", "Sigmoid", "Mul", "Addmm", "T", "Sum"])
+    ops = [label for node, label in enumerate(labels) if str(node) not in data["leaves"]]
+    assert sorted(ops) == sorted(["Addmm", "T", "Sigmoid", "Mul", "Addmm", "T", "Sum"])
+    # the recorder keeps no leaves: those of the finding's slice are added, with their reader
+    leaves = {data["leaves"][node]["name"]: int(node) for node in data["leaves"]}
+    assert set(leaves) == {"fc1.weight", "fc1.bias"}
+    pairs = zip(data["edges"][::2], data["edges"][1::2], strict=True)  # (input, reader)
+    readers = {labels[reader] for source, reader in pairs if source in leaves.values()}
+    assert readers == {"T", "Addmm"}  # weight through its transpose, bias directly
     (finding,) = [f for f in data["findings"] if f["code"] == "GP101"]
     assert [labels[i] for i in finding["problem"]] == ["Sigmoid"]
     texts = {row[3] for row in data["lines"]}
@@ -239,6 +246,29 @@ def test_a_recording_groups_its_nodes_by_the_backward_call_they_fed() -> None:
         for g in range(3)
     }
     assert max(by_group[0]) < min(by_group[1]) and max(by_group[1]) < min(by_group[2])
+
+
+class Detached(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Linear(3, 3)
+        self.head = nn.Linear(3, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.body(x).detach())  # body never gets a gradient (GP107)
+
+
+def test_a_recording_shows_the_parameters_its_findings_say_got_no_gradient() -> None:
+    torch.manual_seed(0)
+    net = Detached()
+    with gradprobe.record() as rec:
+        net(torch.randn(4, 3)).sum().backward()
+    data = _page_data(rec.to_html())
+    (finding,) = [f for f in data["findings"] if f["code"] == "GP107"]
+    names = {data["leaves"][str(node)]["name"] for node in finding["problem"]}
+    assert names == {"body.weight", "body.bias"}
+    assert set(finding["problem"]) <= set(finding["nodes"])  # highlighted and framed
+    assert "detach()" in finding["missing"][0]["reason"]
 
 
 def test_wrong_inputs_say_what_was_passed(tmp_path: Path) -> None:

@@ -416,7 +416,8 @@ def _finding(
             for leaf in part.missing
         ]
     named = [by_leaf[name] for name in (finding.parameter,) if name and name in by_leaf]
-    slice_nodes = sorted({*mapped.values(), *named})[:_MAX_FINDING_NODES]
+    missing_nodes = [m["node"] for m in missing if m["node"] is not None]
+    slice_nodes = sorted({*mapped.values(), *named, *missing_nodes})[:_MAX_FINDING_NODES]
     return {
         "code": finding.code,
         "kind": finding.kind,

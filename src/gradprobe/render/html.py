@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gradprobe.errors import GradprobeError, GradprobeTypeError, describe
-from gradprobe.graph import Edge, Graph, Node, SavedTensor, malformed
+from gradprobe.graph import Edge, Graph, Leaf, Node, SavedTensor, malformed
 from gradprobe.render._viewer_data import SourceLine, viewer_data
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["notebook_bundle", "save_html", "to_html"]
 
+_ACCUMULATE = "torch::autograd::AccumulateGrad"
 _MAX_RECORDED = 200_000  # recorded nodes a recording's page shows (the latest)
 _MAX_STATIC = 3_000  # nodes up to which a notebook also gets a static SVG
 _CSP = (
@@ -88,7 +89,7 @@ def _data(subject: object, recording: object, watch: object, title: str | None) 
             raise GradprobeTypeError(msg)
         events: Events = subject.events  # type: ignore[attr-defined]
         findings: list[Finding] = list(subject.findings)  # type: ignore[attr-defined]
-        graph, paths, lines, notes = recorded_graph(events)
+        graph, paths, lines, notes = recorded_graph(events, findings)
         calls = len(events.backwards)
         summary = (
             f"{len(graph):,} recorded nodes, {calls} backward call{'' if calls == 1 else 's'}, "
@@ -137,12 +138,13 @@ def _data(subject: object, recording: object, watch: object, title: str | None) 
 
 
 def recorded_graph(
-    events: Events,
+    events: Events, findings: Sequence[Finding] = ()
 ) -> tuple[Graph, list[tuple[str, ...]], dict[tuple[str, int], SourceLine | None], list[str]]:
     """The nodes a recording saw as a :class:`Graph` (the latest :data:`_MAX_RECORDED`),
     grouped by the ``backward()`` call whose forward pass made them, with their lines.
     A saved tensor's version now is the last one a recorded in-place write gave its
-    storage (the recorder keeps no tensor to ask)."""
+    storage (the recorder keeps no tensor to ask). The recorder does not note leaves:
+    the parameters in the findings' slices are added, and those without gradient."""
     keys = list(events.nodes)[-_MAX_RECORDED:]
     notes = []
     if len(events.nodes) > len(keys):
@@ -188,8 +190,49 @@ def recorded_graph(
     if len({p for p in paths}) <= 1:
         paths = [()] * len(keys)
     lines = {key: events.nodes[key].line for key in keys}
+    paths = [p if p != ("",) else () for p in paths]
+    _add_leaves(nodes, edges, paths, ids, findings)
     graph = Graph(nodes=tuple(nodes), edges=tuple(edges), roots=())
-    return graph, [p if p != ("",) else () for p in paths], lines, notes
+    return graph, paths, lines, notes
+
+
+def _add_leaves(
+    nodes: list[Node],
+    edges: list[Edge],
+    paths: list[tuple[str, ...]],
+    ids: Mapping[tuple[str, int], int],
+    findings: Sequence[Finding],
+) -> None:
+    """The named leaves of the findings' slices, each tied to the recorded nodes that read
+    it, and the parameters findings say got no gradient (unconnected: that is the bug)."""
+    leaves: dict[str, int] = {}
+
+    def leaf_node(leaf: Leaf) -> int:
+        found = leaves.get(leaf.name or "")
+        if found is None:
+            found = leaves[leaf.name or ""] = len(nodes)
+            nodes.append(Node(id=found, name=_ACCUMULATE, kind="accumulate_grad", leaf=leaf))
+            paths.append(())
+        return found
+
+    linked: set[tuple[int, int]] = set()
+    for finding in findings:
+        part = finding.graph_slice
+        if part is None:
+            continue
+        for node in part.graph.nodes:
+            if node.leaf is None or not node.leaf.name:
+                continue
+            leaf = leaf_node(node.leaf)
+            for edge in part.graph.parents(node.id):
+                reader = part.graph.nodes[edge.src]
+                source = ids.get((reader.name, reader.sequence_nr or -1))
+                if source is not None and (source, leaf) not in linked:
+                    linked.add((source, leaf))
+                    edges.append(Edge(source, leaf, edge.slot, edge.input_nr))
+                    paths[leaf] = paths[source]
+        for missing in part.missing:
+            leaf_node(Leaf(missing.name, "parameter", (), "unknown", "", True, True, False, False))
 
 
 # -- pages --------------------------------------------------------------------------------------

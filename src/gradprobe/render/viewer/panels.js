@@ -106,7 +106,9 @@
         "recording= to save_html to see it", "gp-muted");
     }
     if (leaf) {
-      this.row(table, "tensor", shapeText(leaf.shape) + " " + leaf.dtype + " on " + leaf.device);
+      if (leaf.dtype !== "unknown") {
+        this.row(table, "tensor", shapeText(leaf.shape) + " " + leaf.dtype + " on " + leaf.device);
+      }
       this.row(table, "requires grad", leaf.requires_grad ? "yes" : "no");
       this.row(table, ".grad", leaf.has_grad ? "set when traced" : "not set when traced");
     }

@@ -255,7 +255,9 @@ var gradprobeViewer = window.gradprobeViewer || (function () {
       cls += " gp-node gp-kind-" + kind;
       if (leaf) {
         lines.push([leaf.name || data.nodes.label[item], BOLD]);
-        lines.push([shapeText(leaf.shape) + " " + leaf.dtype, SMALL]);
+        // a parameter a finding names but no graph holds: nothing known but its name
+        lines.push([leaf.dtype === "unknown" ? (leaf.has_grad ? "parameter" : "got no gradient")
+          : shapeText(leaf.shape) + " " + leaf.dtype, SMALL]);
       } else {
         lines.push([data.nodes.label[item], FONT]);
         if (this.stale[item]) lines.push(["stale saved tensor", SMALL]);
