@@ -205,6 +205,32 @@ class Browser:
                 {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
             )
 
+    def wheel(self, x: float, y: float, delta: float) -> None:
+        """Turn the mouse wheel at viewport coordinates (``delta`` < 0: away, zoom in)."""
+        self.send(
+            "Input.dispatchMouseEvent",
+            {"type": "mouseWheel", "x": x, "y": y, "deltaX": 0, "deltaY": delta},
+        )
+
+    def drag(self, start: tuple[float, float], end: tuple[float, float], steps: int = 5) -> None:
+        """Press the left button at ``start``, move to ``end``, release."""
+        x, y = start
+        self.send(
+            "Input.dispatchMouseEvent",
+            {"type": "mousePressed", "x": x, "y": y, "button": "left", "clickCount": 1},
+        )
+        for step in range(1, steps + 1):
+            x = start[0] + (end[0] - start[0]) * step / steps
+            y = start[1] + (end[1] - start[1]) * step / steps
+            self.send(
+                "Input.dispatchMouseEvent",
+                {"type": "mouseMoved", "x": x, "y": y, "button": "left", "buttons": 1},
+            )
+        self.send(
+            "Input.dispatchMouseEvent",
+            {"type": "mouseReleased", "x": x, "y": y, "button": "left", "clickCount": 1},
+        )
+
     def type(self, text: str) -> None:
         """Type ``text`` into the focused element, then press Enter."""
         self.send("Input.insertText", {"text": text})

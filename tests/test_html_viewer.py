@@ -378,6 +378,28 @@ def test_labels_stay_inside_their_boxes_with_either_font(tmp_path: Path, setup: 
 
 
 @needs_browser
+def test_the_wheel_zooms_about_the_pointer_and_a_drag_pans(browser: Any, tmp_path: Path) -> None:
+    graph, _rec = _in_place_bug()
+    path = gradprobe.save_html(graph, tmp_path / "bug.html")
+    _open(browser, path)
+    box = f'.gp-item[data-node="{graph.find("SigmoidBackward0")[0].id}"]'
+    x, y = _centre(browser, box)
+    width = browser.run(f"document.querySelector({json.dumps(box)}).getBoundingClientRect().width")
+    browser.wheel(x, y, -300)  # zoom in on the box: it grows and stays under the pointer
+    assert (
+        browser.run(f"document.querySelector({json.dumps(box)}).getBoundingClientRect().width")
+        > 1.3 * width
+    )
+    assert _centre(browser, box) == pytest.approx((x, y), abs=1.0)
+    browser.drag((x + 200, y + 100), (x + 120, y + 60))  # from empty space
+    assert _centre(browser, box) == pytest.approx((x - 80, y - 40), abs=1.0)
+    assert browser.run("document.querySelector('.gp-details h3').textContent").startswith(
+        "Graph"
+    )  # a drag is not a click: nothing was selected
+    assert browser.errors == []
+
+
+@needs_browser
 def test_search_finds_a_parameter_inside_a_collapsed_module(browser: Any, tmp_path: Path) -> None:
     graph = _encoder_graph()
     path = gradprobe.save_html(graph, tmp_path / "encoder.html")
