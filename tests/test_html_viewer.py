@@ -191,7 +191,7 @@ def test_a_findings_slice_lands_on_the_graph_it_was_traced_in() -> None:
         graph,
         title="t",
         findings=rec.findings,
-        lines={key: record.line for key, record in rec.events.nodes.items()},
+        lines={key: record.line for key, record in rec._events.nodes.items()},
     )
     (finding,) = [f for f in data["findings"] if f["code"] == "GP101"]
     sigmoid = graph.find("SigmoidBackward0")[0].id
@@ -202,6 +202,13 @@ def test_a_findings_slice_lands_on_the_graph_it_was_traced_in() -> None:
     assert row[0] == "result" and (row[2], row[3], row[4]) == (1, 0, 1)  # now v1, saved v0
     line = data["lines"][data["nodes"]["line"][sigmoid]]
     assert line[3] == "h = torch.sigmoid(self.fc1(x))"
+
+
+def test_a_trace_inside_record_knows_each_saved_tensors_version_at_save_time() -> None:
+    # what the viewer's saved-tensor table and the finding's slice stand on
+    graph, _rec = _in_place_bug()
+    (saved,) = graph.find("SigmoidBackward0")[0].saved
+    assert (saved.version_saved, saved.version_now, saved.stale) == (0, 1, True)
 
 
 def test_a_recording_shows_its_recorded_nodes_with_lines() -> None:

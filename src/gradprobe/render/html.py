@@ -87,7 +87,7 @@ def _data(subject: object, recording: object, watch: object, title: str | None) 
         if recording is not None:
             msg = "save_html(recording, ..., recording=...) was given two recordings; pass one."
             raise GradprobeTypeError(msg)
-        events: Events = subject.events  # type: ignore[attr-defined]
+        events: Events = subject._events  # type: ignore[attr-defined]
         findings: list[Finding] = list(subject.findings)  # type: ignore[attr-defined]
         graph, paths, lines, notes = recorded_graph(events, findings)
         calls = len(events.backwards)
@@ -125,7 +125,7 @@ def _data(subject: object, recording: object, watch: object, title: str | None) 
                 f"{describe(recording)}."
             )
             raise GradprobeTypeError(msg)
-        events = recording.events  # type: ignore[attr-defined]
+        events = recording._events  # type: ignore[attr-defined]
         lines_by_key = {key: record.line for key, record in events.nodes.items()}
         findings = list(recording.findings)  # type: ignore[attr-defined]
     return viewer_data(
