@@ -38,8 +38,7 @@ if _typing.TYPE_CHECKING:
     from gradprobe.findings import CODES, Code, Finding, Location, make_finding
     from gradprobe.graph import Edge, Graph, Leaf, Node, Root, SavedTensor, Truncation
     from gradprobe.leaves import LeafReport, LeafRow, leaf_report
-    from gradprobe.render import save_svg, to_dot, to_svg
-    from gradprobe.render.html import save_html
+    from gradprobe.render import save_html, save_svg, to_dot, to_svg
     from gradprobe.saliency import SaliencyMap, grad_cam, guided_backprop
 
 __version__ = "0.1.0"
@@ -126,7 +125,7 @@ _SOURCES = {
     "Recording": "gradprobe._record",
     "RecordingError": "gradprobe.errors",
     "record": "gradprobe._record",
-    "save_html": "gradprobe.render.html",
+    "save_html": "gradprobe.render",
     "save_svg": "gradprobe.render",
     "to_dot": "gradprobe.render",
     "to_svg": "gradprobe.render",
