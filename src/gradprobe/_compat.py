@@ -61,7 +61,7 @@ __all__ = [
     "UNUSED_INPUT_ERROR",
     "VERSION_ERROR",
     "VIEW_INPLACE_ERROR",
-    "checkpoint_generator_name",
+    "checkpoint_generator_names",
     "node_creation_hook",
 ]
 
@@ -287,14 +287,19 @@ DDP_READY_TWICE_ERROR = "Expected to mark a variable ready only once"
 # -- version gates ------------------------------------------------------------------------------
 
 
-def checkpoint_generator_name() -> str | None:
-    """The ``torch.utils.checkpoint`` function a non-reentrant ``checkpoint()`` calls with the
-    user's function, looked up as a module global at each call (2.13 and 2.14:
-    ``_checkpoint_without_reentrant_generator(fn, ...)``), or None if this torch has none."""
+def checkpoint_generator_names() -> tuple[str, ...]:
+    """The ``torch.utils.checkpoint`` functions a non-reentrant ``checkpoint()`` calls with
+    the user's function first, looked up as module globals at each call: 2.13 calls
+    ``_checkpoint_without_reentrant_generator(fn, ...)``, 2.14 calls
+    ``_checkpoint_without_reentrant_generator_impl(fn, args, kwargs, ...)`` (the first
+    became a shim for it). Empty if this torch has neither."""
     from torch.utils import checkpoint
 
-    name = "_checkpoint_without_reentrant_generator"
-    return name if callable(getattr(checkpoint, name, None)) else None
+    names = (
+        "_checkpoint_without_reentrant_generator_impl",
+        "_checkpoint_without_reentrant_generator",
+    )
+    return tuple(name for name in names if callable(getattr(checkpoint, name, None)))
 
 
 def node_creation_hook() -> Callable[[Callable[[Any], None]], Any] | None:

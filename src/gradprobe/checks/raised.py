@@ -29,7 +29,7 @@ from gradprobe._compat import (
     ONCE_DIFFERENTIABLE_ERROR,
     SAVE_NON_TENSOR_ERROR,
     VIEW_INPLACE_ERROR,
-    checkpoint_generator_name,
+    checkpoint_generator_names,
 )
 from gradprobe._recorder import Backward, Events, SourceLine
 from gradprobe._source import is_user_file, traceback_location, user_frame
@@ -61,36 +61,22 @@ class BackwardArguments(Check):
     def __init__(self) -> None:
         # non-reentrant checkpoints called while recording: (where, the function's def line)
         self.checkpoints: list[tuple[SourceLine | None, SourceLine | None]] = []
-        self._patched: tuple[Any, str, Any] | None = None
+        self._patched: list[tuple[Any, str, Any]] = []
 
     def start(self, run: Run) -> None:
         """Note each non-reentrant ``checkpoint(fn, ...)``: a recomputation that differs is
         reported at ``fn``. torch calls the generator by its module-global name."""
-        name = checkpoint_generator_name()
-        if name is None:
-            return
-        import torch.utils.checkpoint as module
+        from torch.utils import checkpoint as module
 
-        original = getattr(module, name)
         seen = self.checkpoints
-
-        @functools.wraps(original)
-        def noting(fn: Any, *args: Any, **kwargs: Any) -> Any:
-            if len(seen) < _MAX_CHECKPOINTS:
-                frame = user_frame(2)
-                called = _frame_line(frame)
-                defined = _function_def(fn)
-                if (called, defined) not in seen:
-                    seen.append((called, defined))
-            return original(fn, *args, **kwargs)
-
-        setattr(module, name, noting)
-        self._patched = (module, name, original)
+        for name in checkpoint_generator_names():
+            original = getattr(module, name)
+            setattr(module, name, _noting(original, seen))
+            self._patched.append((module, name, original))
 
     def stop(self) -> None:
-        if self._patched is not None:
-            module, name, original = self._patched
-            self._patched = None
+        while self._patched:
+            module, name, original = self._patched.pop()
             setattr(module, name, original)
 
     def on_backward_error(self, call: BackwardCall) -> Iterable[Finding]:
@@ -305,6 +291,21 @@ def _once_differentiable(events: Events) -> tuple[str, SourceLine] | None:
                 return function.name, (file, above, name)
             above -= 1
     return None
+
+
+def _noting(original: Any, seen: list[tuple[SourceLine | None, SourceLine | None]]) -> Any:
+    """``original`` (a checkpoint generator taking the user's function first), noting
+    where it was called from and that function's ``def`` line in ``seen``."""
+
+    @functools.wraps(original)
+    def noting(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        if len(seen) < _MAX_CHECKPOINTS:
+            note = (_frame_line(user_frame(2)), _function_def(fn))
+            if note not in seen:
+                seen.append(note)
+        return original(fn, *args, **kwargs)
+
+    return noting
 
 
 def _frame_line(frame: FrameType | None) -> SourceLine | None:
