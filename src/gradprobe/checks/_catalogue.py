@@ -467,7 +467,7 @@ CATALOGUE: tuple[Entry, ...] = (
         t.DDP_UNFINISHED_REDUCTION_ERROR,
         "GP163",
         "Expected to have finished reduction in the prior iteration before starting a new one.",
-        "the DistributedDataParallel(...) line (find_unused_parameters=True there)",
+        "the line that made the layer whose parameters got no gradient (the wrapper line, where find_unused_parameters=True goes, is in the message)",
         ("cause", "error"),
     ),
     _E(

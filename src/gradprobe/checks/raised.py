@@ -227,19 +227,33 @@ class DistributedErrors(Check):
         plain = explain_plain(text)
         words = plain[1] if plain else ""
         unused: list[str] = []
+        owners: list[SourceLine | None] = []  # where the modules holding them were made
         if code == "GP163":
             inner = getattr(wrapper, "module", wrapper)
-            unused = [
-                name for name, p in inner.named_parameters() if p.requires_grad and p.grad is None
-            ]
+            for prefix, module in inner.named_modules():
+                mine = [
+                    f"{prefix}.{name}" if prefix else name
+                    for name, p in module.named_parameters(recurse=False)
+                    if p.requires_grad and p.grad is None
+                ]
+                if mine:
+                    unused += mine
+                    owners.append(run.events.module_lines.get(id(module)))
         named = f" Without a gradient: {', '.join(unused[:6])}." if unused else ""
         error = traceback_location(run.error.__traceback__)
+        # the unused layers are what to change (use them, drop them, or tell DDP about
+        # them at the wrapper); with none found, the wrapper line
+        causes = [line for line in owners[:2] if line is not None] or [line]
         return (
             make_finding(
                 code,
-                message=(f"{words} The model was wrapped at {_where(line)}.{named}"),
+                message=(
+                    f"{words} The model was wrapped at {_where(line)}"
+                    + (" (find_unused_parameters=True goes there)." if unused else ".")
+                    + named
+                ),
                 locations=(
-                    *_locations((line, "cause")),
+                    *_locations(*((cause, "cause") for cause in causes)),
                     *((error,) if error is not None else ()),
                 ),
                 details={"unused": unused} if code == "GP163" else None,

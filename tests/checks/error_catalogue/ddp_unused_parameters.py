@@ -9,7 +9,7 @@ class TwoHeads(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.a = torch.nn.Linear(3, 3)
-        self.b = torch.nn.Linear(3, 3)  # <- ALSO
+        self.b = torch.nn.Linear(3, 3)  # <- CAUSE
 
     def forward(self, x):
         return self.a(x)
@@ -17,7 +17,7 @@ class TwoHeads(torch.nn.Module):
 
 dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
 try:
-    model = DistributedDataParallel(TwoHeads())  # <- CAUSE
+    model = DistributedDataParallel(TwoHeads())
     for _ in range(2):
         model(torch.randn(2, 3)).sum().backward()  # <- ERROR
 finally:
