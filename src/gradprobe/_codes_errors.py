@@ -147,7 +147,7 @@ ERROR_CATALOGUE_CODES: tuple[tuple[str, str, str, str, str], ...] = (
     ),
     _entry(
         "GP162",
-        "fp16_parameters_with_grad_scaler",
+        "half_parameters_with_grad_scaler",
         "GradScaler was given float16 parameters",
         "GradScaler is made for mixed precision: float32 parameters, with autocast running "
         "some ops in float16. Parameters converted to float16 (model.half()) get float16 "
