@@ -12,6 +12,7 @@ import ast
 import functools
 import inspect
 import linecache
+import threading
 from collections.abc import Iterable, Sequence
 from types import FrameType, TracebackType
 from typing import Any
@@ -31,6 +32,7 @@ from gradprobe._compat import (
     VIEW_INPLACE_ERROR,
     checkpoint_generator_names,
 )
+from gradprobe._patch import Patches, SharedPatches
 from gradprobe._recorder import Backward, Events, SourceLine
 from gradprobe._source import is_user_file, traceback_location, user_frame
 from gradprobe.checks._api import BackwardCall, Check, Run, register
@@ -61,23 +63,31 @@ class BackwardArguments(Check):
     def __init__(self) -> None:
         # non-reentrant checkpoints called while recording: (where, the function's def line)
         self.checkpoints: list[tuple[SourceLine | None, SourceLine | None]] = []
-        self._patched: list[tuple[Any, str, Any]] = []
+        self._thread: int | None = None
 
     def start(self, run: Run) -> None:
-        """Note each non-reentrant ``checkpoint(fn, ...)``: a recomputation that differs is
-        reported at ``fn``. torch calls the generator by its module-global name."""
-        from torch.utils import checkpoint as module
-
-        seen = self.checkpoints
-        for name in checkpoint_generator_names():
-            original = getattr(module, name)
-            setattr(module, name, _noting(original, seen))
-            self._patched.append((module, name, original))
+        """Note each non-reentrant ``checkpoint(fn, ...)`` this thread makes: a
+        recomputation that differs is reported at ``fn``. One shared patch serves every
+        recording (NOTE [shared patches] in gradprobe._patch)."""
+        thread = threading.get_ident()
+        with _CHECKPOINTS.locked():
+            _LISTENERS.setdefault(thread, []).append(self.checkpoints)
+        self._thread = thread
+        _CHECKPOINTS.acquire()
 
     def stop(self) -> None:
-        while self._patched:
-            module, name, original = self._patched.pop()
-            setattr(module, name, original)
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        with _CHECKPOINTS.locked():
+            mine = _LISTENERS.get(thread, [])
+            for index, seen in enumerate(mine):
+                if seen is self.checkpoints:
+                    del mine[index]
+                    break
+            if not mine:
+                _LISTENERS.pop(thread, None)
+        _CHECKPOINTS.release()
 
     def on_backward_error(self, call: BackwardCall) -> Iterable[Finding]:
         text = "" if call.error is None else str(call.error)
@@ -307,19 +317,37 @@ def _once_differentiable(events: Events) -> tuple[str, SourceLine] | None:
     return None
 
 
-def _noting(original: Any, seen: list[tuple[SourceLine | None, SourceLine | None]]) -> Any:
+_Seen = list[tuple[SourceLine | None, SourceLine | None]]
+# thread -> the lists of the BackwardArguments checks recording in it
+_LISTENERS: dict[int, list[_Seen]] = {}
+
+
+def _noting(original: Any) -> Any:
     """``original`` (a checkpoint generator taking the user's function first), noting
-    where it was called from and that function's ``def`` line in ``seen``."""
+    where it was called from and that function's ``def`` line for the recordings of the
+    calling thread."""
 
     @functools.wraps(original)
     def noting(fn: Any, *args: Any, **kwargs: Any) -> Any:
-        if len(seen) < _MAX_CHECKPOINTS:
+        listeners = _LISTENERS.get(threading.get_ident())
+        if listeners:
             note = (_frame_line(user_frame(2)), _function_def(fn))
-            if note not in seen:
-                seen.append(note)
+            for seen in listeners:
+                if len(seen) < _MAX_CHECKPOINTS and note not in seen:
+                    seen.append(note)
         return original(fn, *args, **kwargs)
 
     return noting
+
+
+def _install_checkpoints(patches: Patches) -> None:
+    from torch.utils import checkpoint as module
+
+    for name in checkpoint_generator_names():
+        patches.set(module, name, _noting(getattr(module, name)))
+
+
+_CHECKPOINTS = SharedPatches(_install_checkpoints)
 
 
 def _frame_line(frame: FrameType | None) -> SourceLine | None:
