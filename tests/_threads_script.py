@@ -165,6 +165,7 @@ def _owners() -> list[object]:
     from torch import distributions
     from torch.nn.utils import clip_grad, parametrize, prune
     from torch.optim import optimizer
+    from torch.utils import checkpoint
     from torch.utils.hooks import BackwardHook
 
     def subclasses(cls: type) -> list[type]:
@@ -190,6 +191,7 @@ def _owners() -> list[object]:
         parametrize,
         prune,
         clip_grad,
+        checkpoint,  # the error catalogue notes checkpointed functions
         torch.nn.utils,
         torch.autograd,
         torch.nn.modules.module,

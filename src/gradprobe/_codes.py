@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gradprobe._codes_errors import ERROR_CATALOGUE_CODES
+
 __all__ = ["BUILTIN_CODES", "Code"]
 
 
@@ -545,6 +547,8 @@ BUILTIN_CODES: tuple[Code, ...] = (
         "Write new values into the shared parameter in place (with torch.no_grad(): "
         "emb.weight.copy_(pretrained)), or tie again after the assignment.",
     ),
+    # GP149-GP164: torch errors of the error catalogue (_codes_errors.py)
+    *(_code(*entry) for entry in ERROR_CATALOGUE_CODES),
     _code(
         "GP199",
         "internal_error",

@@ -21,24 +21,47 @@ from typing import Any
 import torch
 
 __all__ = [
+    "AUTOGRAD_INSIDE_TRANSFORM_ERROR",
+    "BATCHED_GRAD_SHAPE_ERROR",
+    "CHECKPOINT_MISMATCH_ERROR",
+    "CHECKPOINT_NO_GRAD_WARNING",
+    "COMPLEX_IMPLICIT_ERROR",
+    "CUSTOM_FUNCTION_VIEW_TEXT",
     "CUSTOM_RETURN_ERROR",
+    "DDP_READY_TWICE_ERROR",
+    "DDP_UNFINISHED_REDUCTION_ERROR",
+    "DETACH_VIEW_ERROR",
     "DEVICE_MISMATCH",
     "DTYPE_MISMATCH",
+    "FP16_UNSCALE_ERROR",
     "FREED_ERROR",
+    "FUNC_GRAD_NONSCALAR_ERROR",
+    "GRAD_OUTPUT_SHAPE_ERROR",
     "HOOK_ARITY_ERROR",
     "HOOK_CHANGED_ERROR",
+    "HOOK_WITHOUT_GRAD_ERROR",
+    "INFERENCE_OUTSIDE_ERROR",
     "INFERENCE_SAVED_ERROR",
     "INPLACE_VIEW_ERROR",
+    "INPUT_WITHOUT_GRAD_ERROR",
     "INTEGER_GRAD_ERROR",
     "LEAF_INPLACE_ERROR",
     "LEAF_INPLACE_TEXT",
+    "MULTI_VIEW_TEXT",
     "NONSCALAR_ERROR",
     "NON_LEAF_FLAG_ERROR",
     "NO_GRAD_FN_ERROR",
     "NO_GRAD_FN_TEXT",
+    "NO_GRAD_VIEW_TEXT",
+    "ONCE_DIFFERENTIABLE_ERROR",
     "OVERLAPPING_WRITE_ERROR",
+    "REENTRANT_CHECKPOINT_GRAD_ERROR",
+    "SAVE_NON_TENSOR_ERROR",
+    "UNSCALE_TWICE_ERROR",
     "UNUSED_INPUT_ERROR",
     "VERSION_ERROR",
+    "VIEW_INPLACE_ERROR",
+    "checkpoint_generator_names",
     "compiled_region",
     "node_creation_hook",
     "resumed_name",
@@ -46,6 +69,7 @@ __all__ = [
 
 # -- torch's error texts (2.13 and 2.14 wording) ------------------------------------------------
 
+# engine: torch/csrc/autograd/saved_variable.cpp (SavedVariable::unpack)
 VERSION_ERROR = re.compile(
     r"modified by an inplace operation: \[(?P<type>[\w.]+) \[(?P<shape>[^\]]*)\]\]"
     r"(?:, which is output (?P<output>\d+) of (?P<grad_fn>[^,]+),)?"
@@ -53,16 +77,21 @@ VERSION_ERROR = re.compile(
 )
 """A saved tensor was written in place after it was saved (``VariableVersion`` checks)."""
 
+# engine: torch/csrc/autograd/saved_variable.cpp (unpack after release)
 FREED_ERROR = "Trying to backward through the graph a second time"
 """A backward through a graph whose saved tensors an earlier backward freed."""
 
+# engine: torch/autograd/__init__.py (_make_grads)
 NONSCALAR_ERROR = "grad can be implicitly created only for scalar outputs"
 """``backward()`` without a gradient on a tensor of more than one element."""
 
+# engine: torch/csrc/autograd/engine.cpp and python_engine.cpp (root checks)
 NO_GRAD_FN_TEXT = "does not require grad and does not have a grad_fn"
 NO_GRAD_FN_ERROR = re.compile(r"element (?P<index>\d+) of tensors " + NO_GRAD_FN_TEXT[:27])
 """``backward()`` on a tensor with no graph behind it (``index``: which root)."""
 
+# engine: torch/csrc/autograd/VariableTypeUtils.h (check_inplace) and
+# custom_function.cpp (mark_dirty on a leaf); torch/csrc/autograd/variable.cpp (rebase)
 LEAF_INPLACE_TEXT = "leaf Variable that requires grad"
 LEAF_INPLACE_ERROR = re.compile(
     r"a (?P<view>view of a )?leaf Variable that requires grad (?:is being|has been) used in an "
@@ -70,33 +99,43 @@ LEAF_INPLACE_ERROR = re.compile(
 )
 """An in-place write on a leaf that requires grad (or a view of one)."""
 
+# engine: torch/csrc/autograd/variable.h / python_variable.cpp (set_requires_grad)
 INTEGER_GRAD_ERROR = re.compile(
     r"[Oo]nly Tensors of floating point (?:and complex )?dtype can require"
 )
 """``requires_grad`` asked of an integer tensor."""
 
+# engine: torch/csrc/autograd/python_variable.cpp (THPVariable_set_requires_grad)
 NON_LEAF_FLAG_ERROR = "you can only change requires_grad flags of leaf variables"
 """``requires_grad = False`` set on a tensor that is not a leaf."""
 
+# hooks: torch/csrc/autograd/variable.cpp (handle_view_on_rebase) on the views
+# torch/utils/hooks.py (BackwardHook) makes
 INPLACE_VIEW_ERROR = "of BackwardHookFunction is a view and is being modified inplace"
 """A full-hooked module's input or output written in place (TORCH-FACTS Q2)."""
 
+# hooks: torch/csrc/autograd/python_hook.cpp (check_single_result)
 HOOK_CHANGED_ERROR = re.compile(r"hook '([^']*)' has changed the (\w+) of value")
 """A tensor hook returned a gradient of another shape or type (groups: hook, what)."""
 
+# hooks: torch/utils/hooks.py (BackwardHook._set_user_hook / setup_output_hook)
 HOOK_ARITY_ERROR = re.compile(
     r"Backward (pre )?hook returned an invalid number of grad_(input|output), "
     r"got (\d+), but expected (\d+)"
 )
 """A full backward (pre-)hook returned a tuple of the wrong length."""
 
+# inference mode: torch/csrc/autograd/saved_variable.cpp (SavedVariable constructor)
 INFERENCE_SAVED_ERROR = "Inference tensors cannot be saved for backward"
 """A tensor made under ``inference_mode`` used where autograd must save it."""
 
+# aten/src/ATen/MemoryOverlap.cpp (assert_no_internal_overlap)
 OVERLAPPING_WRITE_ERROR = "more than one element of the written-to tensor refers to a single memory"
 """An in-place write to an expanded tensor (the gradient of ``sum()``)."""
 
 
+# custom Function: torch/csrc/autograd/engine.cpp (validate_outputs) and
+# python_function.cpp (a gradient for a non-tensor input)
 CUSTOM_RETURN_ERROR = re.compile(
     r"[Ff]unction (?P<name>\w+)Backward returned (?:"
     r"an incorrect number of gradients \(expected (?P<expected>\d+), got (?P<got>\d+)\)"
@@ -106,14 +145,17 @@ CUSTOM_RETURN_ERROR = re.compile(
 """A custom Function's backward returned gradients that do not match its forward's inputs
 (their number, a shape, a gradient for an input that is not a tensor)."""
 
+# aten kernels (matmul, addmm, ...): many texts, matched loosely
 DTYPE_MISMATCH = re.compile(
     r"same dtype|expected scalar type|dtype|BFloat16|Half|should be the same", re.IGNORECASE
 )
 """An error about mixed floating types (float32 with bfloat16/float16)."""
 
+# aten/src/ATen/TensorIterator.cpp and native kernels (check_same_device)
 DEVICE_MISMATCH = "Expected all tensors to be on the same device"
 """Tensors on different devices met in one op (a layer .to() never reached)."""
 
+# autograd.grad: torch/csrc/autograd/python_engine.cpp (allow_unused=False)
 UNUSED_INPUT_ERROR = re.compile(
     r"(?:The differentiated Tensor at index (?P<index>\d+)|One of the differentiated "
     r"Tensors) appears to not have been used in the graph"
@@ -121,7 +163,145 @@ UNUSED_INPUT_ERROR = re.compile(
 """``autograd.grad`` was asked for the gradient of an input the outputs do not depend on."""
 
 
+# -- the error catalogue (gradprobe.checks._catalogue): one pattern per message ----------------
+# Each comment names the torch source that raises the text (C++ under torch/csrc, Python under
+# torch/); every pattern is exercised on 2.13.0 and 2.14.1 by tests/checks/test_error_catalogue.
+
+# engine: torch/autograd/__init__.py (_make_grads), on backward(gradient=...) / autograd.grad
+GRAD_OUTPUT_SHAPE_ERROR = re.compile(
+    r"Mismatch in shape: grad_output\[(?P<index>\d+)\] has a shape of (?P<given>torch\.Size\([^)]*\))"
+    r" and output\[\d+\] has a shape of (?P<expected>torch\.Size\([^)]*\))"
+)
+"""The gradient handed to ``backward()``/``autograd.grad`` has another shape than its output."""
+
+BATCHED_GRAD_SHAPE_ERROR = re.compile(
+    r"If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
+    r"batch dimension"
+)
+"""``is_grads_batched=True`` with grad_outputs lacking the batch dimension (same function)."""
+
+COMPLEX_IMPLICIT_ERROR = re.compile(
+    r"grad can be implicitly created only for real scalar outputs but got (?P<dtype>[\w.]+)"
+)
+"""``backward()`` without a gradient on a complex scalar (same function)."""
+
+# engine: torch/csrc/autograd/python_engine.cpp (THPEngine_run_backward, autograd.grad inputs)
+INPUT_WITHOUT_GRAD_ERROR = "One of the differentiated Tensors does not require grad"
+"""``autograd.grad`` asked for the gradient of a tensor that does not require grad."""
+
+# views: torch/csrc/autograd/variable.cpp (handle_view_on_rebase); the reasons follow the
+# first sentence (a multi-output view, a view made under no_grad, a custom Function's output)
+VIEW_INPLACE_ERROR = re.compile(
+    r"Output (?P<output>\d+) of (?P<function>\w+) is a view and "
+    r"(?:(?P<written>is being modified inplace)"
+    r"|(?P<base>its base or another view of its base has been modified inplace))"
+    r"|A view was created in no_grad mode and (?:is being|its base or another view of its base "
+    r"has been) modified inplace with grad mode enabled"
+)
+"""An in-place write on (or through the base of) a view autograd cannot rebase."""
+
+# why the view cannot be rebased, in the sentence after the first (same function)
+MULTI_VIEW_TEXT = "is the output of a function that returns multiple views"
+NO_GRAD_VIEW_TEXT = "was created in no_grad mode and is being modified inplace with grad mode"
+CUSTOM_FUNCTION_VIEW_TEXT = "was created inside a custom Function"
+
+# views: torch/csrc/autograd/VariableTypeManual.cpp (detach_)
+DETACH_VIEW_ERROR = "Can't detach views in-place"
+"""``detach_()`` on a view (a slice, a DDP gradient bucket view)."""
+
+# custom Function: torch/csrc/autograd/python_function.cpp (_save_variables); a TypeError
+SAVE_NON_TENSOR_ERROR = re.compile(
+    r"save_for_backward can only save variables, but argument (?P<index>\d+) is of type "
+    r"(?P<type>[\w.]+)"
+)
+"""``ctx.save_for_backward`` given something other than a tensor or None."""
+
+# custom Function: torch/autograd/function.py (once_differentiable's DelayedError)
+ONCE_DIFFERENTIABLE_ERROR = (
+    "trying to differentiate twice a function that was marked with @once_differentiable"
+)
+"""A double backward through a Function whose backward is ``@once_differentiable``."""
+
+# hooks: torch/_tensor.py (Tensor.register_hook / register_post_accumulate_grad_hook)
+HOOK_WITHOUT_GRAD_ERROR = "cannot register a hook on a tensor that doesn't require gradient"
+"""A tensor hook registered on a tensor that does not require grad."""
+
+# checkpoint: torch/utils/checkpoint.py (_checkpoint_hook unpack / _StopRecomputationError)
+CHECKPOINT_MISMATCH_ERROR = re.compile(
+    r"torch\.utils\.checkpoint: (?P<what>A different number of tensors was saved|Recomputed "
+    r"values for the following tensors have different metadata|trying to save more tensors "
+    r"during recomputation)"
+)
+"""A non-reentrant checkpoint's recomputation saved other tensors than its forward."""
+
+# checkpoint: torch/utils/checkpoint.py (CheckpointFunction.backward, use_reentrant=True)
+REENTRANT_CHECKPOINT_GRAD_ERROR = re.compile(
+    r"torch\.utils\.checkpoint is incompatible with \.grad\(\)"
+)
+"""A ``use_reentrant=True`` checkpoint differentiated by ``autograd.grad`` or ``inputs=``."""
+
+CHECKPOINT_NO_GRAD_WARNING = "None of the inputs have requires_grad=True. Gradients will be None"
+"""torch/utils/checkpoint.py (check_backward_validity): a reentrant checkpoint whose inputs
+do not require grad; its output then has no graph (GP104 follows at backward)."""
+
+# inference mode: aten/src/ATen/core/VariableHooksInterface / ADInplaceOrView (in-place) and
+# c10/core/TensorImpl.cpp (set_requires_grad)
+INFERENCE_OUTSIDE_ERROR = re.compile(
+    r"(?P<inplace>Inplace update to inference tensor outside InferenceMode)"
+    r"|(?P<flag>Setting requires_grad=True on inference tensor outside InferenceMode)"
+)
+"""An inference tensor written in place or made to require grad after its block."""
+
+# torch.func: torch/_functorch/eager_transforms.py (grad_and_value)
+FUNC_GRAD_NONSCALAR_ERROR = re.compile(
+    r"grad_and_value\(f\)\(\*args\): Expected f\(\*args\) to return a scalar Tensor, got tensor "
+    r"with (?P<dims>\d+) dims"
+)
+"""``torch.func.grad`` of a function that returns more than one element."""
+
+# torch.func: aten/src/ATen/functorch (requires_grad_ under a grad transform)
+AUTOGRAD_INSIDE_TRANSFORM_ERROR = (
+    "You are attempting to call Tensor.requires_grad_() (or perhaps using "
+    "torch.autograd.functional.* APIs) inside of a function being transformed by a functorch "
+    "transform"
+)
+"""``requires_grad_()`` (or autograd.functional) inside a ``torch.func`` transform."""
+
+# AMP: torch/amp/grad_scaler.py (GradScaler.unscale_ / _unscale_grads_); the FP16 one is a
+# ValueError
+UNSCALE_TWICE_ERROR = "unscale_() has already been called on this optimizer since the last update()"
+"""``GradScaler.unscale_`` called twice for one optimizer within one step."""
+
+FP16_UNSCALE_ERROR = "Attempting to unscale FP16 gradients"
+"""GradScaler given float16 parameters (a model converted with ``.half()``)."""
+
+# DDP: torch/csrc/distributed/c10d/reducer.cpp (Reducer::prepare_for_forward and
+# Reducer::mark_variable_ready)
+DDP_UNFINISHED_REDUCTION_ERROR = (
+    "Expected to have finished reduction in the prior iteration before starting a new one"
+)
+"""DistributedDataParallel: parameters that got no gradient in the previous iteration."""
+
+DDP_READY_TWICE_ERROR = "Expected to mark a variable ready only once"
+"""DistributedDataParallel: one parameter's gradient produced twice in one backward."""
+
+
 # -- version gates ------------------------------------------------------------------------------
+
+
+def checkpoint_generator_names() -> tuple[str, ...]:
+    """The ``torch.utils.checkpoint`` functions a non-reentrant ``checkpoint()`` calls with
+    the user's function first, looked up as module globals at each call: 2.13 calls
+    ``_checkpoint_without_reentrant_generator(fn, ...)``, 2.14 calls
+    ``_checkpoint_without_reentrant_generator_impl(fn, args, kwargs, ...)`` (the first
+    became a shim for it). Empty if this torch has neither."""
+    from torch.utils import checkpoint
+
+    names = (
+        "_checkpoint_without_reentrant_generator_impl",
+        "_checkpoint_without_reentrant_generator",
+    )
+    return tuple(name for name in names if callable(getattr(checkpoint, name, None)))
 
 
 def node_creation_hook() -> Callable[[Callable[[Any], None]], Any] | None:

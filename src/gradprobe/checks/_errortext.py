@@ -14,14 +14,18 @@ from pathlib import Path
 import torch
 
 from gradprobe._compat import (
+    CUSTOM_FUNCTION_VIEW_TEXT,
     FREED_ERROR,
     INTEGER_GRAD_ERROR,
     LEAF_INPLACE_ERROR,
+    MULTI_VIEW_TEXT,
     NO_GRAD_FN_ERROR,
+    NO_GRAD_VIEW_TEXT,
     NON_LEAF_FLAG_ERROR,
     NONSCALAR_ERROR,
 )
 from gradprobe._source import shown_file
+from gradprobe.checks._errortable import EXCEPTION_TYPES, explain_plain
 from gradprobe.checks._versions import parse_version_error
 from gradprobe.findings import AutogradError, Finding, Location, make_finding
 
@@ -38,7 +42,7 @@ _VIEW_INPLACE = (
         ),
     ),
     (
-        "is the output of a function that returns multiple views",
+        MULTI_VIEW_TEXT,
         (
             "it is one of several views returned by one call (split, chunk, unbind), e.g. "
             "`i, f = gates.chunk(2, 1); i.sigmoid_()`; use the out-of-place op "
@@ -46,14 +50,14 @@ _VIEW_INPLACE = (
         ),
     ),
     (
-        "was created in no_grad mode and is being modified inplace with grad mode enabled",
+        NO_GRAD_VIEW_TEXT,
         (
             "it was made under torch.no_grad() and is written with grad mode on; make it "
             "outside no_grad, or write it inside no_grad too"
         ),
     ),
     (
-        "was created inside a custom Function",
+        CUSTOM_FUNCTION_VIEW_TEXT,
         (
             "it is a view returned by a custom autograd.Function's forward; return a copy "
             "(clone()) from the Function, or do not write to its output in place"
@@ -85,15 +89,19 @@ def explain_error(exc: BaseException) -> Finding | None:
 
     Recognized: in-place modification of a saved tensor (GP101), in-place on a leaf
     (GP102), backward through a freed graph (GP103), backward on a tensor without grad_fn
-    (GP104), implicit backward of a non-scalar (GP105). The ``error`` location is the
-    innermost frame of the traceback outside torch and gradprobe.
+    (GP104), implicit backward of a non-scalar (GP105), and the messages of the error
+    catalogue (GP149-GP164, :mod:`gradprobe.checks._errortable`). The ``error`` location is
+    the innermost frame of the traceback outside torch and gradprobe.
     """
-    if not isinstance(exc, RuntimeError) or isinstance(exc, AutogradError):
+    if not isinstance(exc, EXCEPTION_TYPES) or isinstance(exc, AutogradError):
         return None
     text = str(exc)
-    finding = _from_text(text)
+    finding = _from_text(text) if isinstance(exc, RuntimeError) else None
     if finding is None:
-        return None
+        plain = explain_plain(text)
+        if plain is None:
+            return None
+        finding = make_finding(plain[0], message=plain[1])
     location = _error_location(exc)
     if location is not None:
         finding = replace(finding, locations=(*finding.locations, location))

@@ -16,7 +16,26 @@ __all__ = ["ErrorText"]
 
 # errors raised by the very line to change: an in-place write on a leaf or on a view
 # autograd cannot rebase, requires_grad on an integer tensor or on a non-leaf
-_RAISED_AT_CAUSE = frozenset(("GP102", "GP124", "GP125", "GP126"))
+# (and most of the error catalogue's: a wrong argument, a call made where it cannot be)
+_RAISED_AT_CAUSE = frozenset(
+    [
+        "GP102",
+        "GP124",
+        "GP125",
+        "GP126",
+        "GP149",
+        "GP151",
+        "GP152",
+        "GP154",
+        "GP156",
+        "GP157",
+        "GP158",
+        "GP159",
+        "GP160",
+        "GP161",
+        "GP162",
+    ]
+)
 
 # An error explained from its text alone adds nothing when the recording already explained
 # it with lines: a version-counter error is GP101, GP109 (an optimizer step) or GP112 (a
@@ -26,11 +45,14 @@ _EXPLAINS_SAME = {"GP101": {"GP101", "GP109", "GP112"}, "GP124": {"GP124", "GP30
 
 @register
 class ErrorText(Check):
-    """The escaped error, explained from its text (GP101-GP126 as :func:`explain_error`
-    knows them) when nothing else explained it."""
+    """The escaped error, explained from its text (GP101-GP126 and the error catalogue's
+    GP149-GP164, as :func:`explain_error` knows them) when nothing else explained it."""
 
     name = "gradprobe.errors.error_text"
-    codes = ("GP101", "GP102", "GP103", "GP104", "GP105", "GP124", "GP125", "GP126")
+    codes = (
+        *("GP101", "GP102", "GP103", "GP104", "GP105", "GP124", "GP125", "GP126"),
+        *(f"GP{n}" for n in range(149, 165)),
+    )
 
     def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
         if not isinstance(run.error, Exception):

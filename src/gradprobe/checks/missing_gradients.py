@@ -33,6 +33,7 @@ from gradprobe.checks._common import (
     backpropagated,
     location,
 )
+from gradprobe.checks.raised import grad_without_graph
 from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = [
@@ -265,6 +266,23 @@ def _no_grad_fn(
             # .tolist(), .item()) and came back as a new tensor: the latest such cut.
             cuts = [max((events.cuts[i] for i in events.exits), key=lambda cut: cut.order)]
         where = ", ".join(f"{cut.op} ({cut.kind}) at {_where(cut.line)}" for cut in cuts)
+        penalty = None if cuts else grad_without_graph(events)
+        if penalty is not None:  # a gradient penalty from autograd.grad without a graph
+            findings.append(
+                make_finding(
+                    "GP104",
+                    message=(
+                        f"The tensor passed to backward() (shape {tuple(root.shape)}) was "
+                        f"computed from the gradients torch.autograd.grad returned at "
+                        f"{_where(penalty.line)}, called without create_graph=True: those "
+                        "gradients are constants with no graph. Pass create_graph=True there "
+                        "to differentiate through them (gradient penalties, MAML)."
+                    ),
+                    locations=_locations((penalty.line, "cause")),
+                    details={"cuts": []},
+                )
+            )
+            continue
         findings.append(
             make_finding(
                 "GP104",

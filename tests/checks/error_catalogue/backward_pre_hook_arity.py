@@ -1,0 +1,14 @@
+"""Backward pre hook returned an invalid number of grad_output, got 2, but expected 1."""
+
+import torch
+
+model = torch.nn.Linear(3, 2)
+
+
+def hook(module, grad_output):
+    return (grad_output[0], grad_output[0])  # <- CAUSE
+
+
+model.register_full_backward_pre_hook(hook)
+x = torch.randn(4, 3, requires_grad=True)
+model(x).sum().backward()  # <- ERROR

@@ -1,0 +1,7 @@
+"""Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."""
+
+import torch
+
+with torch.inference_mode():
+    t = torch.zeros(3)
+t.requires_grad_()  # <- CAUSE

@@ -1,0 +1,6 @@
+"""a leaf Variable that requires grad is being used in an in-place operation."""
+
+import torch
+
+w = torch.randn(3, requires_grad=True)
+w.add_(1)  # <- CAUSE
