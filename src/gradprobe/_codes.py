@@ -1,5 +1,6 @@
 """gradprobe's own finding codes and their fixed texts: GP1xx blame (autograd errors and
-their causes), GP2xx numerics / watch, GP3xx hooks, GP4xx saliency. Each code has its page
+their causes), GP2xx numerics / watch, GP3xx hooks, GP4xx saliency and distributed (GP41x).
+Each code has its page
 ``docs/findings/gp101.md``; :data:`gradprobe.findings.CODES` is the registry built from
 this table (plus the codes plug-in checks bring)."""
 
@@ -719,5 +720,65 @@ BUILTIN_CODES: tuple[Code, ...] = (
         "gradient there.",
         "Run the saliency method on the eager, unscripted model, and apply ReLUs outside "
         "custom autograd.Functions.",
+    ),
+    # GP41x: distributed training (DistributedDataParallel), across ranks
+    _code(
+        "GP411",
+        "ddp_parameters_unused_on_some_ranks",
+        "parameters are unused on some ranks under DistributedDataParallel",
+        "DistributedDataParallel expects every parameter it wraps to receive a gradient on "
+        "every rank in every iteration. When a branch or a sub-module call runs on some "
+        "ranks and not on others, its parameters get no gradient there: with "
+        "find_unused_parameters=False DDP waits for them and stops at the next forward "
+        "('Expected to have finished reduction in the prior iteration'), or hangs; with "
+        "find_unused_parameters=True their gradient is averaged with zeros from the ranks "
+        "that skipped them.",
+        "Make every rank run the same modules (compute the branch and multiply its output "
+        "by 0 where it should not count), or pass find_unused_parameters=True if the "
+        "skipping is intended (a router, a task head).",
+    ),
+    _code(
+        "GP412",
+        "ddp_parameters_not_synchronised",
+        "parameters DistributedDataParallel does not synchronise differ across ranks",
+        "DistributedDataParallel decides which gradients it all-reduces when it is built: "
+        "the parameters that require grad at that moment. A parameter added or replaced "
+        "after wrapping, one unfrozen after wrapping, or one excluded from DDP keeps a "
+        "gradient local to its rank, so every rank trains its own copy and the copies "
+        "drift apart without an error.",
+        "Finish the model (new heads, requires_grad changes) before wrapping it in "
+        "DistributedDataParallel(...), or wrap it again after the change.",
+    ),
+    _code(
+        "GP413",
+        "ddp_models_differ_across_ranks",
+        "the ranks built different models for DistributedDataParallel",
+        "DistributedDataParallel compares the parameters of every rank's model when it is "
+        "built and refuses models that differ in count or shape ('DDP expects same model "
+        "across all ranks'), without naming the parameters. Something rank-dependent (a "
+        "rank-specific option, a config read differently, a checkpoint loaded on one rank "
+        "only) changed the architecture.",
+        "Build the same architecture on every rank: make the option that differs the same "
+        "everywhere, and load or broadcast weights after building it.",
+    ),
+    _code(
+        "GP414",
+        "ddp_non_finite_from_one_rank",
+        "a NaN or infinity born on one rank reached every rank",
+        "DistributedDataParallel averages the gradients of all ranks, so a NaN or infinity "
+        "computed on one rank becomes every rank's gradient and then every rank's weights. "
+        "The other ranks' own traces start at the all-reduce, not at the line that made it.",
+        "Fix the line on the rank named here (a log, division or sqrt of a value from that "
+        "rank's data shard), or skip non-finite losses on every rank together.",
+    ),
+    _code(
+        "GP415",
+        "ddp_find_unused_parameters_unneeded",
+        "find_unused_parameters=True although every parameter is used",
+        "With find_unused_parameters=True DistributedDataParallel searches the autograd graph "
+        "of every forward's output for parameters that will get no gradient. When every "
+        "parameter is used on every rank the search finds nothing and only costs time, and "
+        "the flag would hide a parameter that later stops being used.",
+        "Pass find_unused_parameters=False (the default) to DistributedDataParallel(...).",
     ),
 )

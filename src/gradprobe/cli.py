@@ -58,6 +58,13 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         metavar="DIR",
         help="also draw each finding as DIR/<code>-<n>.svg (the graph around the problem)",
     )
+    diagnose.add_argument(
+        "--nproc-per-node",
+        type=int,
+        metavar="N",
+        help="start N workers with torch's launcher (torchrun --standalone), each recorded; "
+        "one merged report",
+    )
     diagnose.add_argument("script", metavar="SCRIPT", help="the Python script to run")
     diagnose.add_argument(
         "args",
@@ -145,7 +152,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gradprobe.errors import GradprobeError
 
         try:
-            return diagnose(args.script, args.args, json_path=args.json, svg_dir=args.svg)
+            return diagnose(
+                args.script,
+                args.args,
+                json_path=args.json,
+                svg_dir=args.svg,
+                nproc_per_node=args.nproc_per_node,
+            )
         except GradprobeError as error:
             print(_one_line(error), file=sys.stderr)
             return 2

@@ -40,6 +40,7 @@ from gradprobe.checks import parameters as parameters
 from gradprobe.checks import discarded as discarded
 from gradprobe.checks import protocol as protocol
 from gradprobe.checks import errors as errors
+from gradprobe.checks import distributed as distributed
 
 __all__ = [
     "EVENTS",
