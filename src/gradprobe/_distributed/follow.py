@@ -105,10 +105,10 @@ class Follow:
             os.close(os.open(self.folder / "merged", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except OSError:
             return None  # another rank merges (or already has)
-        merged = merge(self.folder)
-        if done >= world:
+        try:
+            return merge(self.folder)
+        finally:  # a rank still running notes nothing more (its files are gone)
             shutil.rmtree(self.folder, ignore_errors=True)
-        return merged
 
     def cleanup(self) -> None:
         """Undo the set-up without merging (the script could not be started)."""
