@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from tests._ddp import SCRIPTS, causes, line_of, only, shortcut, spawned, torchrun
 
 pytestmark = pytest.mark.slow

@@ -47,6 +47,14 @@ from gradprobe.findings import Finding, make_finding
 __all__ = ["DistributedRun", "across_ranks"]
 
 _SLOTS = 16  # checksum slots shared by parameters added after wrapping (hashed by name)
+# NOTE [gloo work tensors]
+# gloo's worker thread destroys a finished all-reduce's work object, and with it the last C++
+# reference to the reduced tensor, some time after the call returned. If Python has dropped
+# the tensor by then, that release needs the GIL; when the main thread is at the same moment
+# destroying the process group (freeing the DDP model holds the GIL and joins that thread),
+# the process deadlocks. The tensors of the comparison (a few floats per parameter) are
+# therefore kept until the process ends.
+_HELD: list[torch.Tensor] = []
 _MAX_NOTES = 2_000  # forward notes per model; later forwards are noted only when unusual
 
 
@@ -323,10 +331,13 @@ class DistributedRun(Check):
                 slots[2 * slot] += first
                 slots[2 * slot + 1] += second
             values.extend(slots)
-            sums = torch.tensor(values, dtype=torch.float64)
+            # on the parameters' device: NCCL reduces GPU tensors only
+            device = next(iter(current.values())).device if current else None
+            sums = torch.tensor(values, dtype=torch.float64, device=device)
             both = torch.cat([sums, -sums])
             # like any collective of the script: bounded by the group's own timeout
             dist.all_reduce(both, op=dist.ReduceOp.MAX, group=state.group)
+            _HELD.append(both)  # NOTE [gloo work tensors]
             half = len(values)
             differs = (both[:half] != -both[half:]).tolist()
         diverged = [
