@@ -15,8 +15,8 @@ ranks once the run is over:
   all-reduce;
 - GP415: ``find_unused_parameters=True`` where no parameter was ever unused.
 
-At the end of the run (in ``destroy_process_group()``, or when the recording ends with the
-process group still up) each rank compares a checksum per parameter with the other ranks
+At the end of a diagnosed run (in ``destroy_process_group()``, or when the recording ends
+with the process group still up) each rank compares a checksum per parameter with the other ranks
 through the run's own process group, in one all-reduce: parameters whose values differ
 across ranks are ones DDP did not synchronise (GP412), named with the line that put them
 out of DDP's reach (added or replaced after the model was wrapped, unfrozen after it).
@@ -302,6 +302,10 @@ class DistributedRun(Check):
     # -- the end-of-run comparison (GP412) --------------------------------------------------
 
     def _compare_all(self) -> None:
+        if _ranklog.active() is None:
+            # Only when every rank records (gradprobe diagnose): a record() block on some
+            # ranks only would wait in the all-reduce for ranks that never join it.
+            return
         for ddp, state in list(self._models.items()):
             if state.compared or state.failed:
                 continue
