@@ -6,7 +6,13 @@ from __future__ import annotations
 from gradprobe.findings import CODES
 
 # marker name -> the hundreds digit of the codes it lists (GP1xx, GP2xx, ...)
-SECTIONS = {"codes-blame": "1", "codes-numerics": "2", "codes-hooks": "3", "codes-saliency": "40", "codes-distributed": "41"}
+SECTIONS = {
+    "codes-blame": "1",
+    "codes-numerics": "2",
+    "codes-hooks": "3",
+    "codes-saliency": "40",
+    "codes-distributed": "41",
+}
 
 
 def table(series: str) -> str:
