@@ -6,8 +6,10 @@ Each finding must name its cause line; a healthy script must give none."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 from tests._ddp import SCRIPTS, causes, line_of, only, shortcut, spawned, torchrun
 
@@ -37,6 +39,8 @@ def test_parameters_unused_on_one_rank_name_the_skipped_branch(launch, tmp_path:
     assert "Expected to have finished reduction" in finding["message"]
     # rank 1's own GP107 says the same with less: merged away
     assert [f["code"] for f in report["findings"]] == ["GP411"]
+    schema = json.loads((SCRIPTS.parent.parent / "docs" / "diagnose-schema.json").read_text())
+    jsonschema.validate(report, schema)
 
 
 def test_find_unused_parameters_true_does_not_hide_it(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ import ast
 import difflib
 import linecache
 import sys
+import threading
 import weakref
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -36,8 +37,8 @@ from typing import Any
 
 import torch
 
-from gradprobe import _ranklog
-from gradprobe._patch import Patches
+from gradprobe import _active, _ranklog
+from gradprobe._patch import Patches, SharedPatches
 from gradprobe._recorder import SourceLine
 from gradprobe._recorder.frames import _user_line
 from gradprobe.checks._api import BackwardCall, Check, Run, StepCall, register
@@ -77,6 +78,73 @@ class _Wrapped:
     call_lines: dict[str, SourceLine | None] = field(default_factory=dict)
 
 
+def _owner(ddp: Any = None) -> DistributedRun | None:
+    """The live check that serves this DDP model (the outermost recording's), or the one
+    that would adopt a new model."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    if ddp is None:
+        return live[0] if live else None
+    return next((check for check in live if ddp in check._models), None)
+
+
+def _install(patches: Patches) -> None:
+    """DistributedDataParallel's constructor and forward, and destroy_process_group, wrapped
+    once per process for every recording (NOTE [shared patches] in gradprobe._patch)."""
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    real_init: Callable[..., None] = DistributedDataParallel.__init__
+    real_forward: Callable[..., Any] = DistributedDataParallel.forward
+    real_destroy = dist.destroy_process_group
+
+    def init(ddp: Any, module: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
+        check = _owner()
+        if check is None:
+            real_init(ddp, module, *args, **kwargs)
+            return
+        line = _user_line(sys._getframe(1))
+        before = check._before_init(module, kwargs.get("process_group"), line)
+        real_init(ddp, module, *args, **kwargs)
+        check._after_init(ddp, module, before, line)
+
+    def forward(ddp: Any, *args: Any, **kwargs: Any) -> Any:
+        check = _owner(ddp)
+        if check is None:
+            return real_forward(ddp, *args, **kwargs)
+        state = check._models[ddp]
+        check._inside.append(state)
+        hook = torch.nn.modules.module.register_module_forward_pre_hook(check._called)
+        try:
+            out = real_forward(ddp, *args, **kwargs)
+        except BaseException:
+            state.failed = True
+            raise
+        finally:
+            hook.remove()
+            check._inside.pop()
+        check._after_forward(ddp, state, out)
+        return out
+
+    def destroy_process_group(*args: Any, **kwargs: Any) -> Any:
+        with _LIVE_LOCK:
+            live = list(_LIVE)
+        for check in live:
+            check._compare_all()
+        return real_destroy(*args, **kwargs)
+
+    patches.set(DistributedDataParallel, "__init__", init)
+    patches.set(DistributedDataParallel, "forward", forward)
+    patches.set(dist, "destroy_process_group", destroy_process_group)
+    if dist.distributed_c10d.destroy_process_group is real_destroy:
+        patches.set(dist.distributed_c10d, "destroy_process_group", destroy_process_group)
+
+
+_SHARED = SharedPatches(_install)
+_LIVE: list[DistributedRun] = []
+_LIVE_LOCK = threading.Lock()
+
+
 def _rank_world(group: Any = None) -> tuple[int | None, int | None]:
     import torch.distributed as dist
 
@@ -101,10 +169,10 @@ class DistributedRun(Check):
     codes = ("GP411", "GP412", "GP413", "GP414", "GP415")
 
     def __init__(self) -> None:
-        self._patches = Patches()
+        self._acquired = False
+        self._turned: Any = None  # the recorder's map: where requires_grad was turned on
         self._models: weakref.WeakKeyDictionary[Any, _Wrapped] = weakref.WeakKeyDictionary()
         self._inside: list[_Wrapped] = []
-        self._unfrozen: dict[int, SourceLine | None] = {}
         self._found: list[Finding] = []
         self._run: Run | None = None
         self._backwards = 0
@@ -114,61 +182,22 @@ class DistributedRun(Check):
     def start(self, run: Run) -> None:
         if not torch.distributed.is_available():
             return
-        import torch.distributed as dist
-        from torch.nn.parallel import DistributedDataParallel
-
         self._run = run
         rank, world = _rank_world()
         if rank is not None:
             _ranklog.note("rank", rank=rank, world=world)
-        real_init: Callable[..., None] = DistributedDataParallel.__init__
-        real_forward: Callable[..., Any] = DistributedDataParallel.forward
-        real_destroy = dist.destroy_process_group
-        real_requires_grad = torch.Tensor.requires_grad_
-        check = self
-
-        def init(ddp: Any, module: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
-            line = _user_line(sys._getframe(1))
-            before = check._before_init(module, kwargs.get("process_group"), line)
-            real_init(ddp, module, *args, **kwargs)
-            check._after_init(ddp, module, before, line)
-
-        def forward(ddp: Any, *args: Any, **kwargs: Any) -> Any:
-            state = check._models.get(ddp)
-            if state is None:
-                return real_forward(ddp, *args, **kwargs)
-            check._inside.append(state)
-            hook = torch.nn.modules.module.register_module_forward_pre_hook(check._called)
-            try:
-                out = real_forward(ddp, *args, **kwargs)
-            except BaseException:
-                state.failed = True
-                raise
-            finally:
-                hook.remove()
-                check._inside.pop()
-            check._after_forward(ddp, state, out)
-            return out
-
-        def destroy_process_group(*args: Any, **kwargs: Any) -> Any:
-            check._compare_all()
-            return real_destroy(*args, **kwargs)
-
-        def requires_grad_(tensor: torch.Tensor, requires_grad: bool = True) -> torch.Tensor:
-            if requires_grad and not tensor.requires_grad and check._frozen(id(tensor)):
-                check._unfrozen[id(tensor)] = _user_line(sys._getframe(1))
-            return real_requires_grad(tensor, requires_grad)
-
-        patches = self._patches
-        patches.set(DistributedDataParallel, "__init__", init)
-        patches.set(DistributedDataParallel, "forward", forward)
-        patches.set(dist, "destroy_process_group", destroy_process_group)
-        if dist.distributed_c10d.destroy_process_group is real_destroy:
-            patches.set(dist.distributed_c10d, "destroy_process_group", destroy_process_group)
-        patches.set(torch.Tensor, "requires_grad_", requires_grad_)
+        _SHARED.acquire()
+        self._acquired = True
+        with _LIVE_LOCK:
+            _LIVE.append(self)
 
     def stop(self) -> None:
-        self._patches.undo()
+        with _LIVE_LOCK:
+            if self in _LIVE:
+                _LIVE.remove(self)
+        if self._acquired:
+            self._acquired = False
+            _SHARED.release()
 
     def on_backward(self, call: BackwardCall) -> None:
         """Note the first backward whose loss is not finite on this rank, with the line
@@ -255,15 +284,17 @@ class DistributedRun(Check):
             group=group,
             rank=rank,
         )
+        if self._turned is None:  # where requires_grad gets turned on (GP412's unfrozen)
+            for recording in _active.RECORDINGS.here():
+                mode = getattr(recording, "_mode", None)
+                if mode is not None and mode.events is (self._run and self._run.events):
+                    self._turned = mode.turned_on
         _ranklog.note(
             "ddp_ready",
             rank=rank,
             find_unused=bool(getattr(ddp, "find_unused_parameters", False)),
             line=_json_line(line),
         )
-
-    def _frozen(self, ident: int) -> bool:
-        return any(ident in state.frozen for state in self._models.values())
 
     # -- forward ----------------------------------------------------------------------------
 
@@ -356,7 +387,7 @@ class DistributedRun(Check):
             if differs[base + 2 * (zlib.crc32(name.encode()) % _SLOTS)]
             or differs[base + 2 * (zlib.crc32(name.encode()) % _SLOTS) + 1]
         ]
-        return _unsynchronised(state, current, diverged, self._run, self._unfrozen)
+        return _unsynchronised(state, current, diverged, self._run, self._turned)
 
 
 def _finite(value: Any) -> bool:
@@ -405,7 +436,7 @@ def _unsynchronised(
     current: Mapping[str, torch.Tensor],
     diverged: Sequence[str],
     run: Run | None,
-    unfrozen: Mapping[int, SourceLine | None],
+    turned: Any,
 ) -> list[Finding]:
     lines = run.events.parameter_lines if run is not None else {}
     groups: dict[tuple[str, SourceLine | None], list[str]] = {}
@@ -423,7 +454,8 @@ def _unsynchronised(
             key = (key[0], lines.get(id(param)))
         elif taken in state.frozen:
             key = ("frozen (requires_grad=False) when DDP was built, unfrozen after", None)
-            key = (key[0], unfrozen.get(taken))
+            on = turned.get(param) if turned is not None else None
+            key = (key[0], on[1] if on is not None else None)
         elif name in state.ignored:
             key = ("excluded from DDP (parameters and buffers to ignore)", state.line)
         else:
@@ -656,6 +688,8 @@ def _unused_somewhere(notes: Mapping[int, Sequence[Mapping[str, Any]]]) -> list[
             " find_unused_parameters=True keeps DDP quiet, but their gradient is averaged "
             "with zeros from the ranks that skipped them, and the ranks train different "
             "networks."
+            if find_unused and used
+            else " find_unused_parameters=True keeps DDP quiet about it; they never train."
             if find_unused
             else " DDP waits for their gradients and stops at the next forward with "
             "'Expected to have finished reduction in the prior iteration'."
