@@ -16,16 +16,17 @@ ranks once the run is over:
 - GP415: ``find_unused_parameters=True`` where no parameter was ever unused.
 
 At the end of a diagnosed run (in ``destroy_process_group()``, or when the recording ends
-with the process group still up) each rank compares a checksum per parameter with the other ranks
-through the run's own process group, in one all-reduce: parameters whose values differ
-across ranks are ones DDP did not synchronise (GP412), named with the line that put them
-out of DDP's reach (added or replaced after the model was wrapped, unfrozen after it).
+with the process group still up) each rank compares two checksums per parameter with the
+other ranks through the store of the run's own process group: parameters whose values
+differ across ranks are ones DDP did not synchronise (GP412), named with the line that put
+them out of DDP's reach (added or replaced after the model was wrapped, unfrozen after it).
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import json
 import linecache
 import sys
 import threading
@@ -33,6 +34,7 @@ import weakref
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import torch
@@ -49,13 +51,13 @@ __all__ = ["DistributedRun", "across_ranks"]
 
 _SLOTS = 16  # checksum slots shared by parameters added after wrapping (hashed by name)
 # NOTE [gloo work tensors]
-# gloo's worker thread destroys a finished all-reduce's work object, and with it the last C++
-# reference to the reduced tensor, some time after the call returned. If Python has dropped
-# the tensor by then, that release needs the GIL; when the main thread is at the same moment
-# destroying the process group (freeing the DDP model holds the GIL and joins that thread),
-# the process deadlocks. The tensors of the comparison (a few floats per parameter) are
-# therefore kept until the process ends.
-_HELD: list[torch.Tensor] = []
+# GP412's comparison goes through the process group's store, not a collective: gloo's
+# worker thread destroys a finished collective's work object some time after the call
+# returned, and when the main thread is destroying the process group at that moment (the
+# DDP model freed at the end of the script), a work tensor that Python has dropped needs
+# the GIL to be released and the process deadlocks. A collective right before
+# destroy_process_group() made that race frequent; a store key never touches it.
+_WAIT = timedelta(seconds=30)  # the most a rank waits for the others' checksums
 _MAX_NOTES = 2_000  # forward notes per model; later forwards are noted only when unusual
 
 
@@ -72,6 +74,7 @@ class _Wrapped:
     find_unused: bool
     group: Any
     rank: int | None
+    serial: int = 0  # the how-manieth DDP model of this process (the same on every rank)
     forwards: int = 0
     failed: bool = False
     compared: bool = False
@@ -170,6 +173,7 @@ class DistributedRun(Check):
 
     def __init__(self) -> None:
         self._acquired = False
+        self._built = 0
         self._turned: Any = None  # the recorder's map: where requires_grad was turned on
         self._models: weakref.WeakKeyDictionary[Any, _Wrapped] = weakref.WeakKeyDictionary()
         self._inside: list[_Wrapped] = []
@@ -273,6 +277,7 @@ class DistributedRun(Check):
         named = dict(module.named_parameters())
         group = getattr(ddp, "process_group", None)
         rank, _ = _rank_world(group)
+        self._built += 1
         self._models[ddp] = _Wrapped(
             order=[name for name, *_ in params],
             ids={name: id(p) for name, p in named.items()},
@@ -283,6 +288,7 @@ class DistributedRun(Check):
             find_unused=bool(getattr(ddp, "find_unused_parameters", False)),
             group=group,
             rank=rank,
+            serial=self._built,
         )
         if self._turned is None:  # where requires_grad gets turned on (GP412's unfrozen)
             for recording in _active.RECORDINGS.here():
@@ -347,11 +353,13 @@ class DistributedRun(Check):
                 continue
 
     def _compare(self, ddp: Any, state: _Wrapped) -> list[Finding]:
-        """One all-reduce (max) of the checksums and their negatives across the ranks:
-        parameters whose maximum and minimum differ are not the same on every rank."""
+        """The checksums of every rank through the process group's own store (NOTE [gloo
+        work tensors]): parameters whose checksums differ between ranks are not the same
+        on every rank."""
         import torch.distributed as dist
 
-        if not dist.is_initialized():
+        store_of = getattr(dist.distributed_c10d, "_get_default_store", None)
+        if not dist.is_initialized() or store_of is None:
             return []
         current = dict(ddp.module.named_parameters())
         added = [name for name in current if name not in state.ids]
@@ -366,15 +374,13 @@ class DistributedRun(Check):
                 slots[2 * slot] += first
                 slots[2 * slot + 1] += second
             values.extend(slots)
-            # on the parameters' device: NCCL reduces GPU tensors only
-            device = next(iter(current.values())).device if current else None
-            sums = torch.tensor(values, dtype=torch.float64, device=device)
-            both = torch.cat([sums, -sums])
-            # like any collective of the script: bounded by the group's own timeout
-            dist.all_reduce(both, op=dist.ReduceOp.MAX, group=state.group)
-            _HELD.append(both)  # NOTE [gloo work tensors]
-            half = len(values)
-            differs = (both[:half] != -both[half:]).tolist()
+        ranks = dist.get_process_group_ranks(state.group or dist.group.WORLD)
+        store = store_of()
+        key = f"gradprobe/checksums/{state.serial}/"
+        store.set(key + str(dist.get_rank()), json.dumps(values))
+        store.wait([key + str(rank) for rank in ranks], _WAIT)
+        theirs = [json.loads(store.get(key + str(rank))) for rank in ranks]
+        differs = [len({repr(other[i]) for other in theirs}) > 1 for i in range(len(values))]
         diverged = [
             name
             for index, name in enumerate(state.order)
