@@ -10,7 +10,8 @@ SECTIONS = {
     "codes-blame": "1",
     "codes-numerics": "2",
     "codes-hooks": "3",
-    "codes-saliency": "4",
+    "codes-saliency": "40",
+    "codes-distributed": "41",
     "codes-compile": "5",
 }
 

@@ -201,6 +201,8 @@ def _owners() -> list[object]:
         Cut,
         Plain,
     ]
+    if torch.distributed.is_available():  # the distributed check's destroy_process_group
+        owners += [torch.distributed, torch.distributed.distributed_c10d]
     owners += subclasses(torch.optim.Optimizer)
     owners += subclasses(distributions.Distribution)
     for name in ("amp", "cuda"):

@@ -1,13 +1,15 @@
 """gradprobe's own finding codes and their fixed texts: GP1xx blame (autograd errors and
-their causes), GP2xx numerics / watch, GP3xx hooks, GP4xx saliency, GP5xx torch.compile.
-Each code has its page ``docs/findings/gp101.md``; :data:`gradprobe.findings.CODES` is the
-registry built from this table (plus the codes plug-in checks bring)."""
+their causes), GP2xx numerics / watch, GP3xx hooks, GP4xx saliency and distributed (GP41x),
+GP5xx torch.compile. Each code has its page ``docs/findings/gp101.md``;
+:data:`gradprobe.findings.CODES` is the registry built from this table (plus the codes
+plug-in checks bring)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from gradprobe._codes_errors import ERROR_CATALOGUE_CODES
+from gradprobe._codes_scale import COMPILE_CODES, COMPILE_NOTES, DISTRIBUTED_CODES
 
 __all__ = ["BUILTIN_CODES", "Code"]
 
@@ -731,45 +733,8 @@ BUILTIN_CODES: tuple[Code, ...] = (
         "Run the saliency method on the eager, unscripted model, and apply ReLUs outside "
         "custom autograd.Functions.",
     ),
-    # GP5xx: torch.compile
-    _code(
-        "GP501",
-        "hook_registered_after_compile",
-        "a module hook was registered after the compiled model ran; dynamo never calls it",
-        "dynamo compiles a module's hooks into the compiled code when the model first runs, "
-        "and checks a hook table for changes only if it already held a hook "
-        "(torch._dynamo.config.skip_nnmodule_hook_guards). A forward, forward-pre or "
-        "backward hook added later to a module that had none of that kind is never called "
-        "by calls that reuse the compiled code, and nothing says so. Tensor hooks on "
-        "parameters still fire.",
-        "Register the hook before the first call of the compiled model (best: before "
-        "torch.compile), or call torch._dynamo.reset() after registering it so the next "
-        "call recompiles with it.",
-    ),
-    _code(
-        "GP502",
-        "graph_break",
-        "dynamo broke the compiled graph here",
-        "dynamo could not put this line into the compiled graph (an unsupported call, a "
-        "print, a value read back to Python, a data-dependent branch). The code before and "
-        "after it is compiled as separate graphs and the break runs eagerly on every call, "
-        "which costs speed, and under fullgraph=True it raises.",
-        "Follow dynamo's hint for this reason: move the unsupported call out of the "
-        "compiled function, replace it with a torch operation, or accept the break. "
-        "torch._dynamo.explain(model)(inputs) lists the same breaks.",
-    ),
-    _code(
-        "GP503",
-        "compiled_region_not_observed",
-        "compiled models ran while recording; gradprobe saw their eager behaviour only",
-        "gradprobe's recorder is hidden from dynamo, so while recording dynamo runs a "
-        "compiled model op by op: the findings describe its eager behaviour. The compiled "
-        "program itself (the backend's code, its CompiledFunctionBackward nodes, guards and "
-        "recompiles) is not observed, and hooks registered after the first compiled call "
-        "run under gradprobe although a normal run skips them.",
-        "Nothing to fix. To check the compiled program, look at GP501 and GP502 findings, "
-        "gradprobe.trace(loss) (each compiled region is one box), and "
-        "torch._dynamo.explain(model)(inputs).",
-        note=True,
-    ),
+    # GP41x: distributed training (_codes_scale.py)
+    *(_code(*entry) for entry in DISTRIBUTED_CODES),
+    # GP5xx: torch.compile (_codes_scale.py, with the codes for training at scale)
+    *(_code(*entry, note=entry[0] in COMPILE_NOTES) for entry in COMPILE_CODES),
 )

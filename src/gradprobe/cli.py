@@ -74,6 +74,13 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         help="also write an interactive viewer of the recorded graph and findings to PATH "
         "(one self-contained HTML file)",
     )
+    diagnose.add_argument(
+        "--nproc-per-node",
+        type=int,
+        metavar="N",
+        help="start N workers with torch's launcher (torchrun --standalone), each recorded; "
+        "one merged report",
+    )
     diagnose.add_argument("script", metavar="SCRIPT", help="the Python script to run")
     diagnose.add_argument(
         "args",
@@ -259,6 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 svg_dir=args.svg,
                 sarif_path=args.sarif,
                 html_path=args.html,
+                nproc_per_node=args.nproc_per_node,
             )
         except GradprobeError as error:
             print(_one_line(error), file=sys.stderr)

@@ -57,6 +57,11 @@ class Diagnosis:
     notes: tuple[Finding, ...] = ()
     recording: Any = field(default=None, compare=False, repr=False)
     """The finished :class:`~gradprobe.Recording` (plain data: no tensor, no frame)."""
+    ranks: tuple[int, ...] = ()
+    """The ranks of a distributed run whose processes recorded (empty for one process);
+    each finding's ``details["ranks"]`` says on which of them it was found."""
+    deferred: bool = False
+    """A worker of a distributed run whose report another process merges and prints."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (see the module docstring)."""
@@ -71,9 +76,16 @@ class Diagnosis:
             "argv": list(self.argv),
             "exit_code": self.exit_code,
             "error": error,
-            "findings": [finding.to_dict() for finding in self.findings],
+            "findings": [self._finding_dict(finding) for finding in self.findings],
             "notes": [note.to_dict() for note in self.notes],
+            **({"ranks": list(self.ranks)} if self.ranks else {}),
         }
+
+    def _finding_dict(self, finding: Finding) -> dict[str, Any]:
+        data = finding.to_dict()
+        if self.ranks:
+            data["ranks"] = list(finding.details.get("ranks", []))
+        return data
 
 
 def diagnose_script(script: str | os.PathLike[str], args: Sequence[str] = ()) -> Diagnosis:
@@ -91,6 +103,9 @@ def diagnose_script(script: str | os.PathLike[str], args: Sequence[str] = ()) ->
         )
         raise GradprobeValueError(msg)
     path = path.resolve()
+    from gradprobe._distributed.follow import Follow
+
+    follow = Follow()  # the workers the script starts record too
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(script), *args]
     sys.path.insert(0, str(path.parent))
@@ -118,7 +133,52 @@ def diagnose_script(script: str | os.PathLike[str], args: Sequence[str] = ()) ->
         sys.argv, sys.path[:] = saved_argv, saved_path
     namespace.clear()
     findings, notes = tuple(recording.findings), tuple(recording.notes)
-    return Diagnosis(str(path), tuple(args), exit_code, error, findings, notes, recording)
+    merged = follow.finish(findings, error)
+    if merged is None:
+        deferred = follow.worker or follow.torchrun is not None
+        return Diagnosis(
+            str(path), tuple(args), exit_code, error, findings, notes, recording, deferred=deferred
+        )
+    ranks = merged.ranks if merged.processes > 1 or follow.torchrun is not None else ()
+    return Diagnosis(
+        str(path), tuple(args), exit_code, error, merged.findings, notes, recording, ranks=ranks
+    )
+
+
+def diagnose_torchrun(
+    script: str | os.PathLike[str], args: Sequence[str] = (), *, nproc_per_node: int
+) -> Diagnosis:
+    """Run ``script`` on ``nproc_per_node`` workers started by torch's launcher
+    (``torch.distributed.run --standalone``), each under ``gradprobe diagnose``; one
+    merged result.
+
+    Raises:
+        GradprobeValueError: ``script`` is not a file, or ``nproc_per_node`` is not a
+            positive number.
+    """
+    path = Path(script)
+    if not path.is_file():
+        msg = (
+            f"gradprobe diagnose: {str(script)!r} is not a file. Give the path of a Python "
+            "script, e.g. gradprobe diagnose --nproc-per-node 2 train.py"
+        )
+        raise GradprobeValueError(msg)
+    if (
+        isinstance(nproc_per_node, bool)
+        or not isinstance(nproc_per_node, int)
+        or (nproc_per_node < 1)
+    ):
+        msg = (
+            f"gradprobe diagnose: --nproc-per-node must be a whole number of workers, 1 or "
+            f"more; got {nproc_per_node!r}."
+        )
+        raise GradprobeValueError(msg)
+    from gradprobe._distributed.launch import torchrun
+
+    status, merged = torchrun(path.resolve(), args, nproc_per_node)
+    return Diagnosis(
+        str(path.resolve()), tuple(args), status, None, merged.findings, ranks=merged.ranks
+    )
 
 
 def _print_script_error(error: BaseException) -> None:
@@ -161,6 +221,7 @@ def diagnose(
     stream: TextIO | None = None,
     sarif_path: str | os.PathLike[str] | None = None,
     html_path: str | os.PathLike[str] | None = None,
+    nproc_per_node: int | None = None,
 ) -> int:
     """The ``gradprobe diagnose`` command: run, report to ``stream`` (stderr), write JSON,
     SARIF and pictures; returns the script's exit status (or 2 if it succeeded but a report
@@ -194,9 +255,16 @@ def diagnose(
             raise GradprobeValueError(msg)
     _check_sarif_path(sarif_path)
     root = Path.cwd()  # SARIF paths: the source tree around where gradprobe was started
-    result = diagnose_script(script, args)
+    if nproc_per_node is None:
+        result = diagnose_script(script, args)
+    else:
+        result = diagnose_torchrun(script, args, nproc_per_node=nproc_per_node)
+    if result.deferred:  # a worker: the merged report comes from another process
+        return result.exit_code
     console = Console(file=stream or sys.stderr, highlight=False)
     heading = f"gradprobe diagnose {Path(result.script).name}"
+    if result.ranks:
+        heading += f" ({len(result.ranks)} ranks)"
     if len(heading) + 6 <= console.width:
         console.rule(heading)
     else:  # a rule would cut the script's name

@@ -35,6 +35,9 @@ def finding_rows(finding: Finding, *, short_paths: bool = True) -> list[tuple[st
     ):
         if value:
             rows.append((label, value))
+    ranks = finding.details.get("ranks")
+    if ranks:  # a distributed run's finding: the ranks it was found on
+        rows.append(("ranks", ", ".join(map(str, ranks))))
     for location in finding.locations:
         where = location.where
         if short_paths and where.startswith(f"{location.file}:"):
