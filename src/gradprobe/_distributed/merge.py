@@ -77,12 +77,17 @@ def _with_ranks(finding: Finding, ranks: Sequence[int]) -> Finding:
 
 def _drop_explained(found: dict[Finding, list[int]]) -> None:
     """A rank's GP107 about parameters that GP411 already names (unused on that rank,
-    with the call that did not run there) says less: it is left out."""
+    with the call that did not run there) says less: it is left out. So does GP163, one
+    rank's reading of DDP's own error ("Expected to have finished reduction"), when GP411
+    names the parameters across the ranks."""
     explained: set[tuple[str, int]] = set()
     for finding in found:
         if finding.code == "GP411":
             for rank in finding.details.get("unused_on", []):
                 explained.update((str(name), rank) for name in finding.details["parameters"])
+    if explained:
+        for finding in [f for f in found if f.code == "GP163"]:
+            del found[finding]
     for finding, holders in list(found.items()):
         names = finding.details.get("parameters", [])
         if finding.code != "GP107" or not holders or not names:
