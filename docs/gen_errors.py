@@ -20,7 +20,7 @@ def table() -> str:
             continue
         rows += [
             f"\n### {family}\n",
-            "| torch says | code | gradprobe names as the cause | other lines | trigger |",
+            "| torch says | code | gradprobe names as the cause | other lines | trigger script |",
             "|---|---|---|---|---|",
         ]
         for entry in entries:
@@ -29,7 +29,7 @@ def table() -> str:
             rows.append(
                 f"| `{_cell(entry.message)}` | [{entry.code}](findings/{code.doc_anchor}.md) "
                 f"| {_cell(entry.names)} | {others} | "
-                f"[{entry.key}](../tests/checks/error_catalogue/{entry.key}.py) |"
+                f"`{entry.key}.py` |"
             )
     return "\n".join(rows).lstrip("\n") + "\n"
 
