@@ -30,7 +30,7 @@ __all__ = ["docs_path", "lookup", "page", "page_codes", "suggestions", "terminal
 
 _KINDS = {entry.kind: entry.code for entry in BUILTIN_CODES}
 # the footer of every page: on the site it leads to the index, in a terminal it cannot
-_INDEX_LINK = re.compile(r"^\[All finding codes\]\(\.\./findings\.md\)[ \t]*$", re.MULTILINE)
+_INDEX_LINK = re.compile(r"\[All finding codes\]\(\.\./findings\.md\)")
 
 
 def docs_path(anchor: str) -> str:

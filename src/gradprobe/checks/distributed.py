@@ -79,6 +79,7 @@ class _Wrapped:
     failed: bool = False
     compared: bool = False
     call_lines: dict[str, SourceLine | None] = field(default_factory=dict)
+    called: set[str] = field(default_factory=set)  # sub-modules called in this forward
 
 
 def _owner(ddp: Any = None) -> DistributedRun | None:
@@ -310,7 +311,10 @@ class DistributedRun(Check):
             return
         state = self._inside[-1]
         name = state.modules.get(id(module))
-        if name is None or not name or name in state.call_lines:
+        if name is None or not name:
+            return
+        state.called.add(name)
+        if name in state.call_lines:
             return
         line = _user_line(sys._getframe(1))
         state.call_lines[name] = line
@@ -320,8 +324,9 @@ class DistributedRun(Check):
         """The parameters this forward's output does not reach (DDP's own search when
         ``find_unused_parameters=True``), noted per forward."""
         state.forwards += 1
+        called, state.called = state.called, set()
         try:
-            reached = _reached(out)
+            reached, opaque = _reached(out)
             unused = [
                 name
                 for name, param in ddp.module.named_parameters()
@@ -330,6 +335,9 @@ class DistributedRun(Check):
                 and state.ids[name] not in state.frozen
                 and param.requires_grad
                 and id(param) not in reached
+                # a custom Function (a reentrant checkpoint) hides what it ran: a module
+                # called inside it reaches the output although the walk cannot see it
+                and not (opaque and name.rpartition(".")[0] in called)
             ]
         except Exception:  # noqa: BLE001  (a note lost, never the user's forward)
             return
@@ -410,8 +418,10 @@ def _checksum(param: torch.Tensor | None) -> tuple[float, float]:
     return (float(values.sum()), float((values * values).sum()))
 
 
-def _reached(out: Any) -> set[int]:
-    """ids of the leaf tensors the autograd graph of ``out`` reaches."""
+def _reached(out: Any) -> tuple[set[int], bool]:
+    """ids of the leaf tensors the autograd graph of ``out`` reaches, and whether the
+    graph holds a custom Function's node (its backward may use tensors the walk cannot
+    see, as a reentrant checkpoint's does)."""
     roots: list[Any] = []
     pending = [out]
     while pending:
@@ -425,6 +435,7 @@ def _reached(out: Any) -> set[int]:
             pending.extend(item.values())
     reached: set[int] = set()
     seen: set[int] = set()
+    opaque = False
     while roots:
         node = roots.pop()
         if node is None or id(node) in seen:
@@ -433,8 +444,10 @@ def _reached(out: Any) -> set[int]:
         variable = getattr(node, "variable", None)
         if isinstance(variable, torch.Tensor):
             reached.add(id(variable))
+        elif isinstance(node, torch.autograd.function.BackwardCFunction):
+            opaque = True
         roots.extend(next_node for next_node, _ in node.next_functions)
-    return reached
+    return reached, opaque
 
 
 def _unsynchronised(
