@@ -30,6 +30,7 @@ from gradprobe.findings import Finding
 __all__ = [
     "LOG",
     "Options",
+    "RunResults",
     "TrainingRun",
     "findings_text",
     "import_framework",
@@ -233,6 +234,30 @@ class TrainingRun:
             {f"{prefix}/findings/{code}": float(n) for code, n in sorted(counts.items())}
         )
         return summary
+
+
+class RunResults:
+    """What a callback exposes of its last (or current) training run: the findings, the
+    watch session and the recording; shared by the Lightning and Transformers callbacks."""
+
+    _run: TrainingRun | None = None
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The findings of the last run (empty while it runs): the recording's first, then
+        the watch session's."""
+        run = self._run
+        return list(run.findings) if run is not None and not run.open else []
+
+    @property
+    def session(self) -> WatchSession | None:
+        """The watch session of the last (or current) run."""
+        return self._run.session if self._run is not None else None
+
+    @property
+    def recording(self) -> Recording | None:
+        """The recording of the last (or current) run."""
+        return self._run.recording if self._run is not None else None
 
 
 def findings_text(findings: list[Finding], where: str) -> str:

@@ -30,21 +30,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gradprobe.integrations._common import (
     Options,
+    RunResults,
     TrainingRun,
     findings_text,
     import_framework,
     log_findings,
     write_histograms,
 )
-
-if TYPE_CHECKING:
-    from gradprobe._record import Recording
-    from gradprobe._watch import WatchSession
-    from gradprobe.findings import Finding
 
 _pl = import_framework(("lightning.pytorch", "pytorch_lightning"), "lightning", "Lightning")
 
@@ -53,7 +49,7 @@ __all__ = ["GradprobeCallback"]
 _Callback: Any = _pl.Callback
 
 
-class GradprobeCallback(_Callback):  # type: ignore[misc]
+class GradprobeCallback(RunResults, _Callback):  # type: ignore[misc]
     """Watch and record each ``trainer.fit``; log statistics and findings through the
     trainer's loggers (see the module docstring).
 
@@ -95,23 +91,6 @@ class GradprobeCallback(_Callback):  # type: ignore[misc]
         self._optimizer_steps = 0
 
     # -- what the last fit found -----------------------------------------------------------
-
-    @property
-    def findings(self) -> list[Finding]:
-        """The findings of the last fit (empty while it runs): the recording's first, then
-        the watch session's."""
-        run = self._run
-        return list(run.findings) if run is not None and not run.open else []
-
-    @property
-    def session(self) -> WatchSession | None:
-        """The watch session of the last (or current) fit."""
-        return self._run.session if self._run is not None else None
-
-    @property
-    def recording(self) -> Recording | None:
-        """The recording of the last (or current) fit."""
-        return self._run.recording if self._run is not None else None
 
     def __str__(self) -> str:
         """The findings of the last run as plain text (what is logged)."""

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from gradprobe.integrations._common import (
     Options,
+    RunResults,
     TrainingRun,
     findings_text,
     import_framework,
@@ -49,9 +50,6 @@ from gradprobe.integrations._common import (
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from gradprobe._record import Recording
-    from gradprobe._watch import WatchSession
-    from gradprobe.findings import Finding
 
 _tf = import_framework(("transformers",), "transformers", "Hugging Face transformers")
 
@@ -60,7 +58,7 @@ __all__ = ["GradprobeCallback"]
 _TrainerCallback: Any = _tf.TrainerCallback
 
 
-class GradprobeCallback(_TrainerCallback):  # type: ignore[misc]
+class GradprobeCallback(RunResults, _TrainerCallback):  # type: ignore[misc]
     """Watch and record each ``trainer.train()``; log statistics and findings to the
     trainer's log history (see the module docstring).
 
@@ -105,23 +103,6 @@ class GradprobeCallback(_TrainerCallback):  # type: ignore[misc]
         self._run: TrainingRun | None = None
 
     # -- what the last run found -----------------------------------------------------------
-
-    @property
-    def findings(self) -> list[Finding]:
-        """The findings of the last run (empty while it runs): the recording's first, then
-        the watch session's."""
-        run = self._run
-        return list(run.findings) if run is not None and not run.open else []
-
-    @property
-    def session(self) -> WatchSession | None:
-        """The watch session of the last (or current) run."""
-        return self._run.session if self._run is not None else None
-
-    @property
-    def recording(self) -> Recording | None:
-        """The recording of the last (or current) run."""
-        return self._run.recording if self._run is not None else None
 
     def close(self, error: BaseException | None = None) -> None:
         """Close the watch session and the recording of a run still open (idempotent)."""
