@@ -99,6 +99,9 @@ def test_make_finding_fills_texts_from_the_registry() -> None:
         entry.hint,
     )
     assert finding.doc == "docs/findings/gp103.md"
+    # what a reader types: the page ships with gradprobe, the repository path does not
+    assert finding.read_more == "gradprobe explain GP103"
+    assert str(finding).endswith(" See: gradprobe explain GP103.")
     custom = make_finding("GP103", message="m", hint="h")
     assert (custom.message, custom.hint) == ("m", "h")
 

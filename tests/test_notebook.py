@@ -229,7 +229,7 @@ def test_finding_displays_as_html(executed: dict) -> None:
     assert 'data-code="GP101"' in page
     parsed = _Page(page)
     assert "fix" in parsed.plain
-    assert "docs docs/findings/gp101.md" in parsed.plain
+    assert "docs gradprobe explain GP101" in parsed.plain
 
 
 def test_check_report_displays_as_html(executed: dict) -> None:

@@ -81,7 +81,7 @@ def test_detached_and_unused_parameters_are_named_with_the_reason() -> None:
         assert f"✗ {name} " in text
     assert "not in the graph of the loss" in text
     assert "✓ 2 others: finite, non-zero gradient" in text
-    assert "GP107 parameter_without_grad" in text and "docs/findings/gp107.md" in text
+    assert "GP107 parameter_without_grad" in text and "gradprobe explain GP107" in text
 
 
 def test_under_a_recording_the_detach_line_and_the_unused_module_are_named() -> None:

@@ -116,7 +116,7 @@ def _explanation(findings: tuple[Finding, ...]) -> str:
             + (f": {location.text}" if location.text else "")
             for location in finding.locations
         )
-        lines.append(f"See {finding.doc}")
+        lines.append(f"See: {finding.read_more}")
     return "\n".join(lines)
 
 

@@ -69,7 +69,7 @@ def compose(title: str, lines: Sequence[str], findings: Sequence[Finding]) -> st
         if item.code in seen:
             continue
         seen.add(item.code)
-        fixes.append(f"  {item.code} {item.kind}: {item.hint} (see {item.doc})")
+        fixes.append(f"  {item.code} {item.kind}: {item.hint} (see: {item.read_more})")
     if fixes:
         parts.append("what to do:")
         parts.extend(fixes)

@@ -213,6 +213,13 @@ class Finding:
         return f"{_DOCS}/{_anchor(self.code)}.md"
 
     @property
+    def read_more(self) -> str:
+        """How a reader gets this code's page: ``gradprobe explain GP101`` (the pages ship
+        with gradprobe, unlike the repository path), or a plug-in's own URL."""
+        doc = self.doc
+        return doc if "://" in doc else f"gradprobe explain {self.code}"
+
+    @property
     def cause(self) -> Location | None:
         """The first location with role ``cause`` (the line to change), if any."""
         return next((loc for loc in self.locations if loc.role == "cause"), None)
@@ -244,7 +251,7 @@ class Finding:
             text += f" Fix: {self.hint}"
         if self.locations:
             text += " (" + "; ".join(str(loc) for loc in self.locations) + ")"
-        return text + f" See {self.doc}."
+        return text + f" See: {self.read_more}."
 
     def to_svg(self) -> str:
         """A picture of the problem as SVG text: the slice of the backward graph around it

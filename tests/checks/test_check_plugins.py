@@ -74,11 +74,14 @@ def test_an_installed_plugin_check_reports_through_diagnose(tmp_path: Path) -> N
     site = tmp_path / "site"
     site.mkdir()
     _install(site, "[gradprobe.checks]\nzero_lr = acme_checks:ZeroLearningRate\n")
-    findings, _ = _diagnose(site, tmp_path, EXAMPLE / "train_zero_lr.py")
+    findings, report = _diagnose(site, tmp_path, EXAMPLE / "train_zero_lr.py")
     assert [f["code"] for f in findings] == ["ACME101"]
     (cause,) = [loc for loc in findings[0]["locations"] if loc["role"] == "cause"]
     assert cause["line"] == 9 and "lr=config" in cause["text"]
     assert findings[0]["doc"].startswith("https://")
+    # a plug-in's page is its URL: gradprobe explain does not know it
+    assert findings[0]["doc"] in " ".join(report.split()) or "https://" in report
+    assert "gradprobe explain ACME101" not in report
 
 
 def test_a_plugin_that_fails_to_load_is_skipped_with_a_warning(tmp_path: Path) -> None:

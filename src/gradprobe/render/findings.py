@@ -49,7 +49,7 @@ def finding_rows(finding: Finding, *, short_paths: bool = True) -> list[tuple[st
         rows.append((location.role, where))
     if finding.hint:
         rows.append(("fix", finding.hint))
-    rows.append(("docs", finding.doc))
+    rows.append(("docs", finding.read_more))
     return rows
 
 
@@ -124,7 +124,7 @@ def findings_text(findings: Sequence[Finding], *, header: str, width: int | None
           cause  /src/train.py:12 in main
                    loss = out.sum()
           fix    Remove the detach().
-          docs   docs/findings/gp104.md
+          docs   gradprobe explain GP104
     """
     if width is None:
         width = shutil.get_terminal_size((80, 24)).columns
