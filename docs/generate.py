@@ -51,10 +51,15 @@ def topics() -> list[object]:
     return found
 
 
+def demo_blocks() -> dict[str, str]:
+    """The pieces this module makes itself (the demo's report), without the topics'."""
+    report, _ = demo_report()
+    return {"demo-report": f"```text\n{report}```\n"}
+
+
 def blocks() -> dict[str, str]:
     """Marker name -> generated Markdown body."""
-    report, _ = demo_report()
-    generated = {"demo-report": f"```text\n{report}```\n"}
+    generated = demo_blocks()
     for topic in topics():
         make = getattr(topic, "blocks", None)
         if make is not None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -57,16 +59,41 @@ def environment(port: int | None = None) -> dict[str, str]:
     return env
 
 
+class Hung(subprocess.TimeoutExpired):
+    """A job that did not end in time; its message shows what its processes were doing."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}\n{self.stderr}"
+
+
 def run(command: list[str], cwd: Path, port: int | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    """``command`` with the test environment. A run that hangs is stopped with SIGABRT
+    first: every process of the job then prints the Python stack of each of its threads
+    (faulthandler), and the timeout's message carries that output."""
+    env = environment(port)
+    env["PYTHONFAULTHANDLER"] = "1"
+    process = subprocess.Popen(
         command,
         cwd=cwd,
-        env=environment(port),
-        capture_output=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=LIMIT,
-        check=False,
+        start_new_session=True,  # the job's processes form one group
     )
+    try:
+        out, err = process.communicate(timeout=LIMIT)
+    except subprocess.TimeoutExpired as hung:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGABRT)
+        try:
+            out, err = process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            out, err = process.communicate()
+        raise Hung(command, LIMIT, out, err[-20_000:]) from hung
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
 
 
 def spawned(script: Path, tmp_path: Path, *args: str) -> tuple[dict[str, Any], str]:

@@ -38,5 +38,5 @@ def test_getting_started_shows_the_demo_report(generate) -> None:  # type: ignor
 def test_drift_is_detected(generate, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     page = tmp_path / "page.md"
     page.write_text("<!-- gradprobe:demo-report -->\nstale\n<!-- /gradprobe:demo-report -->\n")
-    filled = generate.fill(page.read_text(), generate.blocks())
+    filled = generate.fill(page.read_text(), generate.demo_blocks())
     assert "stale" not in filled and "4 of 6 parameters" in filled

@@ -57,6 +57,16 @@ _SLOTS = 16  # checksum slots shared by parameters added after wrapping (hashed 
 # DDP model freed at the end of the script), a work tensor that Python has dropped needs
 # the GIL to be released and the process deadlocks. A collective right before
 # destroy_process_group() made that race frequent; a store key never touches it.
+# NOTE [process groups outlive the models]
+# The same race ends a run through DDP's own collectives. The reducer holds the process
+# group in C++; when the DDP model is freed, the reducer's destructor runs with the GIL held
+# and, if it drops the last reference, the group joins gloo's worker threads. A worker
+# thread still destroying a finished all-reduce whose captured thread-local state holds a
+# Python object (an entry of the torch function-mode stack: a recording has one) waits for
+# the GIL, and the process deadlocks (1 in 78 two-rank runs under load here, and in 3 of 5
+# CI runs one DDP job of the suite; 0 in 114 runs without gradprobe). So a recording keeps a Python reference to each DDP model's group
+# until it stops; the group is then destroyed through its Python binding, which releases
+# the GIL first.
 _WAIT = timedelta(seconds=30)  # the most a rank waits for the others' checksums
 _MAX_NOTES = 2_000  # forward notes per model; later forwards are noted only when unusual
 
@@ -177,6 +187,7 @@ class DistributedRun(Check):
         self._built = 0
         self._turned: Any = None  # the recorder's map: where requires_grad was turned on
         self._models: weakref.WeakKeyDictionary[Any, _Wrapped] = weakref.WeakKeyDictionary()
+        self._groups: list[Any] = []  # NOTE [process groups outlive the models]
         self._inside: list[_Wrapped] = []
         self._found: list[Finding] = []
         self._run: Run | None = None
@@ -197,6 +208,7 @@ class DistributedRun(Check):
             _LIVE.append(self)
 
     def stop(self) -> None:
+        self._groups.clear()  # NOTE [process groups outlive the models]
         with _LIVE_LOCK:
             if self in _LIVE:
                 _LIVE.remove(self)
@@ -277,6 +289,8 @@ class DistributedRun(Check):
     ) -> None:
         named = dict(module.named_parameters())
         group = getattr(ddp, "process_group", None)
+        if group is not None and all(group is not kept for kept in self._groups):
+            self._groups.append(group)
         rank, _ = _rank_world(group)
         self._built += 1
         self._models[ddp] = _Wrapped(
