@@ -103,8 +103,23 @@ def torchrun_json() -> str:
     return json.dumps(short, indent=2) + "\n"
 
 
+def watched_ranks() -> str:
+    """``python examples/ddp/watch_ranks.py``: rank 0 prints the merged watch report."""
+    done = subprocess.run(
+        [sys.executable, "examples/ddp/watch_ranks.py"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    return "\n".join(line.rstrip() for line in done.stdout.rstrip().splitlines()) + "\n"
+
+
 def blocks() -> dict[str, str]:
     return {
+        "distributed-watch": f"```text\n{watched_ranks()}```\n",
         "distributed-spawn": f"```text\n{spawned_report()}```\n",
         "distributed-json": f"```json\n{torchrun_json()}```\n",
     }

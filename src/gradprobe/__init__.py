@@ -20,7 +20,7 @@ if _typing.TYPE_CHECKING:
     from gradprobe._explain import explain, explain_error
     from gradprobe._record import Recording, record
     from gradprobe._trace import trace
-    from gradprobe._watch import WatchSession, watch
+    from gradprobe._watch import RankedWatch, WatchSession, watch
     from gradprobe.errors import (
         AutogradError,
         BackwardWouldFail,
@@ -64,6 +64,7 @@ __all__ = [
     "Location",
     "MatplotlibNotFoundError",
     "Node",
+    "RankedWatch",
     "Recording",
     "RecordingError",
     "RenderError",
@@ -135,6 +136,7 @@ _SOURCES = {
     "guided_backprop": "gradprobe.saliency",
     "GradprobeAssertionError": "gradprobe.errors",
     "trace": "gradprobe._trace",
+    "RankedWatch": "gradprobe._watch",
     "WatchSession": "gradprobe._watch",
     "watch": "gradprobe._watch",
 }

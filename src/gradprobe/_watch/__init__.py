@@ -14,6 +14,7 @@ Example:
     ['0.weight', '0.bias', '2.weight', '2.bias']
 """
 
+from gradprobe._watch._gather import RankedWatch
 from gradprobe._watch.records import GradRecord, OutputRecord, StepRecord, TensorStats
 from gradprobe._watch.session import (
     ModuleSelector,
@@ -27,6 +28,7 @@ __all__ = [
     "GradRecord",
     "ModuleSelector",
     "OutputRecord",
+    "RankedWatch",
     "StepOn",
     "StepRecord",
     "TensorStats",

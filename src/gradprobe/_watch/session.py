@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
     from typing_extensions import Self
 
+    from gradprobe._watch._gather import RankedWatch
+
 __all__ = ["ModuleSelector", "StepOn", "WatchSession", "WatchSessionClosed", "watch"]
 
 # A free cascade through Python-touched nodes overflows the C stack at ~25k nodes (see
@@ -659,6 +661,19 @@ class WatchSession:
 
     def _flow_of(self, records: Sequence[StepRecord]) -> list[tuple[str, float, float]]:
         return self._results.gradient_flow(records)
+
+    def gather(self, dst: int = 0, group: Any = None) -> RankedWatch | None:
+        """Every rank's results merged on rank ``dst`` of ``group`` (default: the world).
+
+        A collective, like ``torch.distributed.gather_object``: call it on every rank of
+        the group, at the same point (after training, before ``destroy_process_group()``).
+        Rank ``dst`` gets a :class:`~gradprobe._watch._gather.RankedWatch` (findings once,
+        with their ranks; gradient norms side by side; uneven step counts named), the
+        others ``None``. A closed session can be gathered too.
+        """
+        from gradprobe._watch._gather import gather_sessions
+
+        return gather_sessions(self, dst, group)
 
     def to_dict(self) -> dict[str, Any]:
         """Everything as JSON-ready data: options, findings, history, gradient flow."""

@@ -6,6 +6,7 @@ Consumes plain data only (:class:`ReportData`, built by ``WatchSession``).
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -19,10 +20,11 @@ from gradprobe.render.findings import findings_text, findings_view
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from gradprobe._watch._gather import RankedWatch
     from gradprobe._watch.records import GradRecord, OutputRecord, StepRecord, TensorStats
     from gradprobe.findings import Finding
 
-__all__ = ["ReportData", "watch_report", "watch_text"]
+__all__ = ["ReportData", "ranked_text", "watch_report", "watch_text"]
 
 MAX_ROWS = 12
 
@@ -234,3 +236,50 @@ def _statistics(data: ReportData, max_rows: int) -> list[RenderableType]:
             parts.append(Text(f"({more} more rows not shown)", style="dim"))
     parts.extend(Text(f"note: {note}", style="yellow") for note in data.notes)
     return parts
+
+
+def ranked_text(ranked: RankedWatch, *, width: int | None = None, max_rows: int = MAX_ROWS) -> str:
+    """The merged report of a distributed run's watch sessions (``str(session.gather())``):
+    findings with their ranks, each rank's gradient norms side by side (most different
+    first), and notes."""
+    import shutil
+
+    from gradprobe.render.text import to_text
+
+    if width is None:
+        width = shutil.get_terminal_size((80, 24)).columns
+    ranks = ", ".join(map(str, ranked.ranks))
+    counts = sorted(set(ranked.steps.values()))
+    steps = " or ".join(map(str, counts)) + (" step" if counts == [1] else " steps")
+    count = len(ranked.findings)
+    found = f"{count} finding{'' if count == 1 else 's'}" if count else "no findings"
+    header = f"watch {ranked.model} on {len(ranked.ranks)} ranks ({ranks}): {steps}; {found}"
+    lines = [findings_text(list(ranked.findings), header=header, width=width)]
+    rows = ranked.gradient_norms()
+    if rows:
+        columns = [
+            Column("parameter"),
+            *(Column(f"rank {rank}", justify="right") for rank in ranked.ranks),
+            Column("largest /\nsmallest", justify="right"),
+        ]
+        cells = []
+        for name, norms in rows[:max_rows]:
+            values = [norms.get(rank) for rank in ranked.ranks]
+            known = [v for v in values if v is not None]
+            top, low = max(known, default=0.0), min(known, default=0.0)
+            spread = "" if math.isnan(top) or math.isnan(low) else _num(top / low) if low else "inf"
+            cells.append([name, *(_num(v) for v in values), spread if top else ""])
+        table = FittedTable(
+            "local gradient norms per rank",
+            columns,
+            cells,
+            keys=1,
+        )
+        lines.append("")
+        lines.extend(line.rstrip() for line in to_text(table, width=width).rstrip().splitlines())
+        if len(rows) > max_rows:
+            lines.append(f"({len(rows) - max_rows} more rows not shown)")
+    lines.extend(
+        textwrap.fill(f"note: {note}", width=width, subsequent_indent="  ") for note in ranked.notes
+    )
+    return "\n".join(lines)
