@@ -17,7 +17,6 @@ from gradprobe.checks._common import _locations, _top_modules, _where
 from gradprobe.checks._errortext import explain_error
 from gradprobe.findings import Finding
 from gradprobe.hooks._names import frame_variables
-from gradprobe.hooks._probe_data import user_frames
 
 __all__ = ["ErrorText"]
 
@@ -116,11 +115,12 @@ def _written_leaf(run: Run, finding: Finding) -> Finding:
     cause, error = finding.cause, run.error
     if cause is None or not cause.text or error is None:
         return finding
-    frames = [
-        frame
-        for frame in user_frames(error.__traceback__)
-        if frame.f_lineno == cause.line and shown_file(frame.f_code.co_filename) == cause.file
-    ]
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:  # tb_lineno: the frame itself has moved on since it raised
+        if tb.tb_lineno == cause.line and shown_file(tb.tb_frame.f_code.co_filename) == cause.file:
+            frames.append(tb.tb_frame)
+        tb = tb.tb_next
     if not frames:
         return finding
     variables = dict(frame_variables(frames[-1]))
