@@ -196,3 +196,123 @@ def test_pytest_svg_dir_draws_the_findings_of_a_failing_test(pytester: pytest.Py
     assert "test_bug.py_test_inplace-GP101-0.svg" in written
     svg = (pytester.path / "pics" / "test_bug.py_test_inplace-GP101-0.svg").read_text()
     assert any("saved v0 → now v1" in p for p in _problems(svg))
+
+
+# -- findings whose check attaches the slice: hooks on nodes, leaves, cut roots --------------
+
+
+def _drawn(svg: str) -> dict[str, str]:
+    """Each gp-problem element that is part of the graph (not the caption-only ``what``
+    box): its DOT key (the SVG title) -> its text."""
+    root = ET.fromstring(svg)
+    drawn = {}
+    for group in root.iter(f"{SVG}g"):
+        if "gp-problem" in (group.get("class") or "").split():
+            title = group.findtext(f"{SVG}title") or ""
+            drawn[title] = " ".join(t.text or "" for t in group.iter(f"{SVG}text"))
+    assert "what" not in drawn, "the picture fell back to the caption-only box"
+    return drawn
+
+
+def _only(findings: list[gradprobe.Finding], code: str) -> gradprobe.Finding:
+    found = [f for f in findings if f.code == code]
+    assert len(found) == 1, [f.code for f in findings]
+    return found[0]
+
+
+@needs_engine
+def test_legacy_hook_marks_the_node_it_is_attached_to() -> None:
+    with gradprobe.record() as rec:
+        layer = torch.nn.Linear(3, 2)
+        layer.register_backward_hook(lambda module, grad_in, grad_out: None)
+        layer(torch.randn(4, 3)).sum().backward()
+    drawn = _drawn(_only(rec.findings, "GP301").to_svg())
+    [text] = drawn.values()
+    assert text.startswith("Addmm")  # the last node of Linear's forward
+    assert "legacy backward hook" in text and "grad of weight" in text
+
+
+@needs_engine
+def test_legacy_hook_on_a_container_marks_only_its_last_op() -> None:
+    with gradprobe.record() as rec:
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+        model.register_backward_hook(lambda module, grad_in, grad_out: None)
+        model(torch.randn(5, 3)).sum().backward()
+    finding = _only(rec.findings, "GP302")
+    assert finding.graph_slice is not None
+    names = [node.name for node in finding.graph_slice.graph.nodes]
+    assert "ReluBackward0" in names  # the ops before it are drawn, not marked
+    [text] = _drawn(finding.to_svg()).values()
+    assert text.startswith("Addmm") and "only the last op of model" in text
+
+
+@needs_engine
+def test_tensor_hook_that_changed_the_shape_marks_the_hooked_node() -> None:
+    def pool(grad: torch.Tensor) -> torch.Tensor:
+        return grad.sum()
+
+    with gradprobe.record() as rec:
+        w = torch.randn(3, requires_grad=True)
+        y = w.exp()
+        y.register_hook(pool)
+        with pytest.raises(RuntimeError, match="hook 'pool'"):
+            y.sum().backward()
+    [text] = _drawn(_only(rec.findings, "GP307").to_svg()).values()
+    assert text.startswith("Exp") and "tensor hook 'pool'" in text and "size" in text
+
+
+@needs_engine
+def test_leaf_written_in_place_is_drawn_as_that_parameter() -> None:
+    layer = torch.nn.Linear(3, 2)
+    with pytest.raises(RuntimeError, match="leaf"), gradprobe.record() as rec:
+        layer(torch.randn(4, 3)).sum().backward()
+        assert layer.weight.grad is not None
+        layer.weight.sub_(0.1 * layer.weight.grad)  # outside no_grad
+    finding = _only(rec.findings, "GP102")
+    [text] = _drawn(finding.to_svg()).values()
+    assert text.startswith("weight") and "(2, 3)" in text
+    assert f"modified in place at line {finding.cause.line}" in text  # type: ignore[union-attr]
+
+
+@needs_engine
+def test_freeze_typo_draws_the_parameter_that_still_trains() -> None:
+    with gradprobe.record() as rec:
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 1))
+        model[0].weight.require_grad = False  # type: ignore[attr-defined]  # the typo
+        model(torch.randn(2, 3)).sum().backward()
+    [text] = _drawn(_only(rec.findings, "GP111").to_svg()).values()
+    assert text.startswith("0.weight") and "still requires grad" in text
+    assert "require_grad" in text
+
+
+@needs_engine
+def test_backward_on_a_cut_value_draws_the_cut() -> None:
+    with gradprobe.record() as rec:
+        w = torch.randn(3, 4, requires_grad=True)
+        scores = torch.randn(5, 3) @ w
+        loss = scores.argmax(1).float().mean()
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            loss.backward()
+    finding = _only(rec.findings, "GP104")
+    drawn = _drawn(finding.to_svg())
+    assert list(drawn) == ["cut0"]
+    assert drawn["cut0"].startswith("argmax()") and "scores.argmax(1)" in drawn["cut0"]
+    assert finding.graph_slice is not None
+    assert finding.graph_slice.cuts[0].source is not None  # the matmul it cut is drawn
+
+
+@needs_engine
+def test_correct_hooks_freezes_and_updates_give_no_picture() -> None:
+    with gradprobe.record() as rec:
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+        model.register_full_backward_hook(lambda module, grad_in, grad_out: None)
+        model[0].weight.requires_grad_(False)
+        hidden = model[1](model[0](torch.randn(2, 3)))
+        hidden.register_hook(lambda grad: grad * 2)
+        model[2](hidden).sum().backward()
+        with torch.no_grad():
+            for param in model.parameters():
+                if param.grad is not None:
+                    param.sub_(0.1 * param.grad)
+    assert rec.findings == []
+    assert "gp-problem" not in rec.to_svg()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gradprobe._recorder import Events, NodeKey, SourceLine
+from gradprobe._source import line_location
 from gradprobe.findings import Finding, Location
 from gradprobe.graph import (
     CutMark,
@@ -29,13 +30,21 @@ from gradprobe.graph import (
     FrozenMap,
     Graph,
     GraphSlice,
+    Leaf,
     Mark,
     MarkKind,
     MissingLeaf,
     Node,
 )
 
-__all__ = ["illustrate", "neighbourhood", "where"]
+__all__ = [
+    "cuts_slice",
+    "illustrate",
+    "leaf_slice",
+    "neighbourhood",
+    "recorded_slice",
+    "where",
+]
 
 _MAX_NODES = 24  # a picture, not a graph: the problem and what touches it
 _UP = 2  # consumers above a culprit (towards the loss)
@@ -177,6 +186,81 @@ class _Recorded:
                 if child in ids:
                     edges.append(Edge(ids[key], ids[child], slot, 0))
         return Graph(nodes=tuple(nodes), edges=tuple(edges), roots=()), ids
+
+
+# -- slices a check attaches where it makes its finding ----------------------------------------
+
+
+def recorded_slice(
+    events: Events,
+    keys: Sequence[NodeKey],
+    text: str,
+    *,
+    home: str | None = None,
+    kind: MarkKind = "problem",
+) -> GraphSlice | None:
+    """The recorded nodes around ``keys`` (a hooked node, the node of a tensor), each of
+    them marked with ``text``; None when none of them was recorded. Lines in ``home`` (the
+    finding's file) show as ``line N``."""
+    found = [key for key in dict.fromkeys(keys) if key in events.nodes]
+    if not found:
+        return None
+    graph, ids = _Recorded(events, home).graph(found)
+    return GraphSlice(graph, tuple(Mark(ids[key], kind, text) for key in found if key in ids))
+
+
+def leaf_slice(
+    name: str,
+    text: str,
+    *,
+    shape: tuple[int, ...] = (),
+    dtype: str = "unknown",
+    device: str = "cpu",
+    parameter: bool = True,
+) -> GraphSlice:
+    """One leaf (a parameter, or a tensor made with ``requires_grad=True``) marked with
+    ``text``: what a finding about a leaf itself draws (written in place, a freeze that
+    did nothing), when no recorded node is about it."""
+    leaf = Leaf(
+        name=name,
+        kind="parameter" if parameter else "tensor",
+        shape=shape,
+        dtype=dtype,
+        device=device,
+        requires_grad=True,
+        is_leaf=True,
+        retains_grad=False,
+        has_grad=False,
+    )
+    node = Node(id=0, name="torch::autograd::AccumulateGrad", kind="accumulate_grad", leaf=leaf)
+    graph = Graph(nodes=(node,), edges=(), roots=())
+    return GraphSlice(graph, (Mark(0, "problem", text),))
+
+
+def cuts_slice(
+    events: Events, idents: Sequence[int], *, home: str | None = None
+) -> GraphSlice | None:
+    """The cuts ``idents`` (``events.cuts`` keys), each a dashed box fed by the recorded
+    node whose value it cut; None when none of them is recorded."""
+    cuts = sorted(
+        ((ident, events.cuts[ident]) for ident in idents if ident in events.cuts),
+        key=lambda item: item[1].order,
+    )
+    if not cuts:
+        return None
+    recorded = _Recorded(events, home)
+    sources = _cut_inputs(events)
+    graph, ids = recorded.graph([sources[i] for i, _ in cuts if i in sources], down=1)
+    marks: list[CutMark] = []
+    seen = set()
+    for ident, cut in cuts:
+        if (cut.op, cut.line) in seen:
+            continue
+        seen.add((cut.op, cut.line))
+        source = sources.get(ident)
+        at = where(line_location(cut.line, "cause"))
+        marks.append(CutMark(cut.op, at, None, ids.get(source) if source is not None else None))
+    return GraphSlice(graph, (), tuple(marks))
 
 
 # -- per finding -----------------------------------------------------------------------------

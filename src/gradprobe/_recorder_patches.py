@@ -184,7 +184,11 @@ def _tensor_patches(p: Patches) -> None:
         if len(events.tensor_hooks) >= _MAX_EVENTS or hasattr(hook, _WATCHED):
             return register_slot(self, hook)
         name = getattr(hook, "__name__", None) or type(hook).__name__
-        events.tensor_hooks[name] = TensorHook(_user_line(sys._getframe(1)), _return_line(hook))
+        node = self.grad_fn  # a leaf's hooks run before AccumulateGrad: no node of its own
+        key = (node.name(), node._sequence_nr()) if node is not None else None
+        events.tensor_hooks[name] = TensorHook(
+            _user_line(sys._getframe(1)), _return_line(hook), key
+        )
         handle = register_slot(self, _writes_watched(hook, name, events))
         with contextlib.suppress(AttributeError):
             mode.wrapped_hooks.append((handle.hooks_dict_ref, handle.id, hook))
@@ -325,7 +329,8 @@ def _on_setattr(
         close = difflib.get_close_matches(name, _LOOKALIKE, n=1, cutoff=0.8)
         if close:
             for mode in modes:
-                mode.events.typos.append(Typo(_user_line(caller), name, close[0]))
+                typo = Typo(_user_line(caller), name, close[0], _storage(tensor))
+                mode.events.typos.append(typo)
 
 
 # -- modules ---------------------------------------------------------------------------------

@@ -194,6 +194,7 @@ class Typo(NamedTuple):
     line: SourceLine | None
     name: str  # what was set
     meant: str  # the attribute it was probably meant to be
+    storage: int = 0  # the tensor's storage address (0: unknown)
 
 
 class CopyFreeze(NamedTuple):
@@ -380,6 +381,7 @@ class TensorHook(NamedTuple):
 
     registered: SourceLine | None
     returns: SourceLine | None  # the line the hook returns its gradient from, or its def
+    node: NodeKey | None = None  # the grad_fn of the tensor it was registered on
 
 
 @dataclass

@@ -4,13 +4,19 @@ Runs after every other check."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+import torch
+
+from gradprobe._pictures import leaf_slice
+from gradprobe._source import shown_file
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.checks._common import _locations, _where
+from gradprobe.checks._common import _locations, _top_modules, _where
 from gradprobe.checks._errortext import explain_error
 from gradprobe.findings import Finding
+from gradprobe.hooks._names import frame_variables
 
 __all__ = ["ErrorText"]
 
@@ -67,7 +73,10 @@ class ErrorText(Check):
             carried = _carried_non_leaf(run, explained)
             if carried is not None:
                 return (carried,)
-        return (_with_cause(explained),)
+        finding = _with_cause(explained)
+        if finding.code == "GP102":
+            finding = _written_leaf(run, finding)
+        return (finding,)
 
 
 def _carried_non_leaf(run: Run, finding: Finding) -> Finding | None:
@@ -96,6 +105,62 @@ def _carried_non_leaf(run: Run, finding: Finding) -> Finding | None:
                     *(loc for loc in finding.locations if loc.role not in ("error", "cause")),
                 ),
             )
+    return None
+
+
+def _written_leaf(run: Run, finding: Finding) -> Finding:
+    """GP102 refused at the write: its picture is the leaf that line wrote in place, found
+    among the variables of the frame that raised by the names the line reads
+    (``p.add_(...)``, ``self.weight[0] = ...``)."""
+    cause, error = finding.cause, run.error
+    if cause is None or not cause.text or error is None:
+        return finding
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:  # tb_lineno: the frame itself has moved on since it raised
+        if tb.tb_lineno == cause.line and shown_file(tb.tb_frame.f_code.co_filename) == cause.file:
+            frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    if not frames:
+        return finding
+    variables = dict(frame_variables(frames[-1]))
+    for dotted in _NAMES.findall(cause.text):
+        parts = dotted.split(".")
+        value = variables.get(parts[0])
+        used = 1
+        while used < len(parts) and not _is_leaf_that_requires_grad(value):
+            value = getattr(value, parts[used], None)
+            used += 1
+        if isinstance(value, torch.Tensor) and _is_leaf_that_requires_grad(value):
+            tensor = value
+            name = _parameter_name(tensor, run.modules)
+            return replace(
+                finding,
+                graph_slice=leaf_slice(
+                    name or ".".join(parts[:used]),
+                    f"modified in place at line {cause.line} while it requires grad "
+                    "(outside torch.no_grad()): autograd refuses the write",
+                    shape=tuple(tensor.shape),
+                    dtype=str(tensor.dtype).removeprefix("torch."),
+                    device=str(tensor.device),
+                    parameter=name is not None,
+                ),
+            )
+    return finding
+
+
+_NAMES = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _is_leaf_that_requires_grad(value: object) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_leaf and value.requires_grad
+
+
+def _parameter_name(tensor: torch.Tensor, modules: Sequence[torch.nn.Module]) -> str | None:
+    for top in _top_modules(modules):
+        for name, param in top.named_parameters():
+            if param is tensor:
+                return name
     return None
 
 

@@ -5,8 +5,10 @@ return the wrong number of gradients, or never see what their author expected (l
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from gradprobe._compat import HOOK_CHANGED_ERROR
+from gradprobe._pictures import recorded_slice
 from gradprobe._recorder import (
     Events,
     _return_line,
@@ -97,30 +99,51 @@ class HookRegistrations(Check):
         self.probe.stop()
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return self.probe.findings(run.error)
+        found = self.probe.findings(run.error)
+        nodes = self.probe.legacy_nodes()
+        return [_on_hooked_node(finding, run.events, nodes) for finding in found]
 
 
 # -- analyses ---------------------------------------------------------------------------
 
 
+def _on_hooked_node(finding: Finding, events: Events, nodes: dict[str, tuple[str, int]]) -> Finding:
+    """A legacy backward hook's finding (GP301, GP302) with its picture: the node the
+    hook is attached to, and what that node's grad_input holds."""
+    key = nodes.get(finding.module or "") if finding.code in ("GP301", "GP302") else None
+    if key is None:
+        return finding
+    labels = [str(slot.get("label")) for slot in finding.details.get("grad_input", ())]
+    text = f"legacy backward hook {finding.details.get('hook')!r} is attached here" + (
+        f", only the last op of {finding.module}" if finding.code == "GP302" else ""
+    )
+    if labels:
+        text += f"; its grad_input = ({', '.join(labels)})"
+    cause = finding.cause
+    part = recorded_slice(events, [key], text, home=cause.file if cause else None)
+    return replace(finding, graph_slice=part) if part is not None else finding
+
+
 def _hook_changed(events: Events, name: str, what: str) -> list[Finding]:
-    registered, returns = events.tensor_hooks.get(name, (None, None))
-    return [
-        make_finding(
-            "GP307",
-            message=(
-                f"The tensor hook {name!r}"
-                + (f" registered at {_where(registered)}" if registered else "")
-                + " returned"
-                + (f" (at {_where(returns)})" if returns else "")
-                + f" a gradient whose {what} differs from the one it was given, so"
-                " backward() stopped. A hook may only replace the gradient with one "
-                "like it; keep other results (a pooled map for Grad-CAM) in a variable."
-            ),
-            locations=_locations((returns, "cause"), (registered, "registered")),
-            details={"hook": name, "changed": what},
-        )
-    ]
+    registered, returns, node = events.tensor_hooks.get(name, (None, None, None))
+    found = make_finding(
+        "GP307",
+        message=(
+            f"The tensor hook {name!r}"
+            + (f" registered at {_where(registered)}" if registered else "")
+            + " returned"
+            + (f" (at {_where(returns)})" if returns else "")
+            + f" a gradient whose {what} differs from the one it was given, so"
+            " backward() stopped. A hook may only replace the gradient with one "
+            "like it; keep other results (a pooled map for Grad-CAM) in a variable."
+        ),
+        locations=_locations((returns, "cause"), (registered, "registered")),
+        details={"hook": name, "changed": what},
+    )
+    home = registered[0] if registered else None
+    text = f"tensor hook {name!r} on this node's output returned a gradient of another {what}"
+    part = recorded_slice(events, [node], text, home=home) if node is not None else None
+    return [replace(found, graph_slice=part) if part is not None else found]
 
 
 _HOOK_CHANGED = HOOK_CHANGED_ERROR

@@ -8,11 +8,13 @@ too late, and operations whose derivative is zero almost everywhere.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
 
 from gradprobe._compat import NO_GRAD_FN_TEXT, NONSCALAR_ERROR, UNUSED_INPUT_ERROR
+from gradprobe._pictures import cuts_slice
 from gradprobe._recorder import (
     Backward,
     Events,
@@ -283,23 +285,25 @@ def _no_grad_fn(
                 )
             )
             continue
-        findings.append(
-            make_finding(
-                "GP104",
-                message=(
-                    f"The tensor passed to backward() (shape {tuple(root.shape)}) does not "
-                    "require grad: "
-                    + (
-                        f"its graph was cut by {where}."
-                        if cuts
-                        else "nothing that requires grad was used to compute it while "
-                        "gradients were enabled."
-                    )
-                ),
-                locations=_locations(*_cut_causes(cuts)),
-                details={"cuts": [cut.op for cut in cuts]},
-            )
+        finding = make_finding(
+            "GP104",
+            message=(
+                f"The tensor passed to backward() (shape {tuple(root.shape)}) does not "
+                "require grad: "
+                + (
+                    f"its graph was cut by {where}."
+                    if cuts
+                    else "nothing that requires grad was used to compute it while "
+                    "gradients were enabled."
+                )
+            ),
+            locations=_locations(*_cut_causes(cuts)),
+            details={"cuts": [cut.op for cut in cuts]},
         )
+        # its picture: each cut, fed by the node whose value it cut
+        home = cuts[0].line[0] if cuts and cuts[0].line else None
+        part = cuts_slice(events, [cut.ident for cut in cuts], home=home)
+        findings.append(replace(finding, graph_slice=part) if part is not None else finding)
     return findings
 
 

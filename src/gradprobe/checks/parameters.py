@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 import torch
 
 from gradprobe._compat import DEVICE_MISMATCH, DTYPE_MISMATCH
+from gradprobe._pictures import leaf_slice
 from gradprobe._recorder import (
     Events,
     SourceLine,
@@ -24,6 +26,7 @@ from gradprobe.checks._common import (
     location,
 )
 from gradprobe.findings import Finding, make_finding
+from gradprobe.graph import GraphSlice
 
 __all__ = ["CopiedTies", "EmptyLoads", "FreezeTypos"]
 
@@ -160,7 +163,8 @@ class FreezeTypos(Check):
     reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return [*_typos(run.events), *copy_freezes(run.events, list(run.modules))]
+        modules = list(run.modules)
+        return [*_typos(run.events, modules), *copy_freezes(run.events, modules)]
 
 
 @register
@@ -189,9 +193,10 @@ class CopiedTies(Check):
 # -- analyses ---------------------------------------------------------------------------
 
 
-def _typos(events: Events) -> list[Finding]:
-    return [
-        make_finding(
+def _typos(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
+    found = []
+    for line, name, meant, storage in events.typos[:1]:
+        finding = make_finding(
             "GP111",
             message=(
                 f"At {_where(line)} the attribute {name!r} was set on a tensor; tensors have "
@@ -201,8 +206,30 @@ def _typos(events: Events) -> list[Finding]:
             locations=_locations((line, "cause")),
             details={"attribute": name, "meant": meant},
         )
-        for line, name, meant in events.typos[:1]
-    ]
+        found.append(replace(finding, graph_slice=_still_training(storage, modules, finding)))
+    return found
+
+
+def _still_training(
+    storage: int, modules: Sequence[torch.nn.Module], finding: Finding
+) -> GraphSlice | None:
+    """The parameter a freeze missed, drawn as the leaf that still gets a gradient."""
+    if not storage:
+        return None
+    for top in _top_modules(modules):
+        for name, param in top.named_parameters():
+            if _storage(param) == storage and param.requires_grad:
+                cause = finding.cause
+                how = f"{finding.details['attribute']} = ..." if finding.details else "a freeze"
+                at = f" at line {cause.line}" if cause is not None else ""
+                return leaf_slice(
+                    name,
+                    f"still requires grad and trains: {how}{at} froze nothing",
+                    shape=tuple(param.shape),
+                    dtype=str(param.dtype).removeprefix("torch."),
+                    device=str(param.device),
+                )
+    return None
 
 
 def copy_freezes(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:

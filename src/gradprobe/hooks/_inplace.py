@@ -11,7 +11,7 @@ of a tensor hook registered during the recording.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gradprobe.findings import Finding, Location, make_finding
@@ -21,7 +21,7 @@ __all__ = ["hook_writes"]
 
 def hook_writes(
     writes: dict[str, tuple[Any, bool]],
-    hooks: dict[str, tuple[Any, Any]],
+    hooks: Mapping[str, tuple[Any, ...]],
     locate: Callable[[Any, Any], Location | None],
 ) -> list[Finding]:
     """``writes``: hook name -> (line, whether the write failed); ``hooks``: hook name ->

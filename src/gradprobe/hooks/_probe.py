@@ -167,6 +167,18 @@ class HookProbe:
         found.extend(self._output_return_findings())
         return found
 
+    def legacy_nodes(self) -> dict[str, tuple[str, int]]:
+        """module label -> the recorder's key of the node its legacy backward hook is
+        attached to (the last node of its forward), for the modules that ran forward."""
+        nodes: dict[str, tuple[str, int]] = {}
+        for registration in self.registrations:
+            record = self._legacy.get(registration.module_id or 0)
+            if registration.kind != "backward_legacy" or not registration.module:
+                continue
+            if record is not None and record.key is not None:
+                nodes.setdefault(registration.module, record.key)
+        return nodes
+
     def _output_return_findings(self) -> Iterator[Finding]:
         """GP312: a module backward hook whose return value, which replaces grad_input, is
         built from grad_output."""
@@ -352,6 +364,7 @@ class HookProbe:
         tensors = [(i, t) for i, t in enumerate(args) if isinstance(t, torch.Tensor)]
         params = {id(p): name for name, p in module.named_parameters()}
         record.node = grad_fn.name()
+        record.key = (record.node, grad_fn._sequence_nr())
         record.batched = any(t.dim() >= 2 for _, t in tensors)
         covered: set[int] = set()
         for child, _ in grad_fn.next_functions:

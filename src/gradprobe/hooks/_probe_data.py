@@ -53,6 +53,7 @@ class LegacyRecord:
     """What a legacy hook's module looked like at forward, and what the hook received."""
 
     node: str | None = None
+    key: tuple[str, int] | None = None  # (name, sequence_nr): the recorder's key of the node
     slots: list[tuple[str, str]] = field(default_factory=list)  # (role, label)
     complete: bool = True
     received: tuple[tuple[int, ...] | None, ...] | None = None
