@@ -63,7 +63,7 @@ net = SmallConvNet(n_classes=10)
 optimizer = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)  # <- CAUSE: captures the old fc
 
 # new task: swap the classifier for a 3-way head
-net.fc = nn.Linear(16, 3)  # <- CAUSE: new Parameters, not in the optimizer
+net.fc = nn.Linear(16, 3)  # <- CREATED: new Parameters, not in the optimizer
 
 images = torch.randn(24, 1, 12, 12)
 labels = torch.randint(0, 3, (24,))

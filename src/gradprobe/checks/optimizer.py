@@ -245,7 +245,9 @@ def optimizer_coverage(
                 "model.parameters(), so it never trains. Build the optimizer after the model "
                 "is final (or add_param_group the new parameters)."
             )
-            pairs = [(line, "cause"), (where, "cause")]
+            # the line to change is the optimizer's (build it later, or add_param_group);
+            # the layer is where the parameters it misses were made
+            pairs = [(where, "cause"), (line, "created")]
         found.append(
             make_finding(
                 "GP116",
