@@ -122,3 +122,41 @@ def test_nan_born_on_one_rank_names_that_rank(launch, tmp_path: Path) -> None:  
     assert finding["details"]["born_on"] == [1]
     assert finding["details"]["received_on"] == [0]
     assert causes(finding) == [line_of(script, "torch.log(scale)")]
+
+
+@pytest.mark.parametrize("launch", [spawned, torchrun])
+def test_a_step_on_gradients_never_all_reduced_names_the_no_sync_block(
+    launch, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    script = SCRIPTS / "step_inside_no_sync.py"
+    report, _ = launch(script, tmp_path)
+    assert report["exit_code"] == 0  # nothing fails: the replicas only drift apart
+    finding = only(report, "GP416")
+    assert finding["ranks"] == [0, 1]
+    assert causes(finding) == [line_of(script, "with model.no_sync():")]
+    reads = [loc["line"] for loc in finding["locations"] if loc["role"] == "read"]
+    assert reads == [line_of(script, "opt.step()")]
+    assert [f["code"] for f in report["findings"]] == ["GP416"]
+
+
+def test_no_sync_on_all_but_the_last_micro_batch_is_silent(tmp_path: Path) -> None:
+    script = tmp_path / "accumulate.py"
+    script.write_text(
+        (SCRIPTS / "step_inside_no_sync.py")
+        .read_text()
+        .replace(
+            "        with model.no_sync():  # accumulate without all-reducing\n"
+            "            for _ in range(2):\n"
+            "                x, y = torch.randn(16, 4), torch.randn(16, 1)\n"
+            "                nn.functional.mse_loss(model(x), y).backward()\n",
+            "        with model.no_sync():  # the first micro-batch only accumulates\n"
+            "            x, y = torch.randn(16, 4), torch.randn(16, 1)\n"
+            "            nn.functional.mse_loss(model(x), y).backward()\n"
+            "        x, y = torch.randn(16, 4), torch.randn(16, 1)\n"
+            "        nn.functional.mse_loss(model(x), y).backward()  # all-reduces the sum\n",
+        )
+    )
+    assert "all-reduces the sum" in script.read_text()
+    report, _ = spawned(script, tmp_path)
+    assert report["exit_code"] == 0
+    assert report["findings"] == []

@@ -74,6 +74,18 @@ DISTRIBUTED_CODES: tuple[Entry, ...] = (
         "the flag would hide a parameter that later stops being used.",
         "Pass find_unused_parameters=False (the default) to DistributedDataParallel(...).",
     ),
+    _entry(
+        "GP416",
+        "ddp_step_without_sync",
+        "an optimizer step applied gradients DDP never all-reduced (no_sync)",
+        "DistributedDataParallel decides at forward time whether the next backward "
+        "all-reduces: a forward run inside model.no_sync() gives a backward that only "
+        "accumulates locally. Gradient accumulation relies on that for every micro-batch but "
+        "the last; when the last forward before optimizer.step() also ran inside no_sync(), "
+        "each rank steps with its own gradients and the replicas silently drift apart.",
+        "Run the last micro-batch of each accumulation window (its forward and backward) "
+        "outside model.no_sync(); its backward all-reduces the accumulated sum.",
+    ),
 )
 
 COMPILE_CODES: tuple[Entry, ...] = (

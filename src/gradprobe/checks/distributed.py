@@ -90,6 +90,11 @@ class _Wrapped:
     compared: bool = False
     call_lines: dict[str, SourceLine | None] = field(default_factory=dict)
     called: set[str] = field(default_factory=set)  # sub-modules called in this forward
+    # GP416: whether the latest forward with gradients will all-reduce in its backward (DDP
+    # decides at forward time), the no_sync() line it ran under, and a backward since
+    synced: bool = True
+    no_sync_line: SourceLine | None = None
+    backward_since: bool = False
 
 
 def _owner(ddp: Any = None) -> DistributedRun | None:
@@ -111,6 +116,13 @@ def _install(patches: Patches) -> None:
     real_init: Callable[..., None] = DistributedDataParallel.__init__
     real_forward: Callable[..., Any] = DistributedDataParallel.forward
     real_destroy = dist.destroy_process_group
+    real_no_sync: Callable[..., Any] = DistributedDataParallel.no_sync
+
+    def no_sync(ddp: Any) -> Any:
+        check = _owner(ddp)
+        if check is not None and ddp in check._models:
+            check._models[ddp].no_sync_line = _user_line(sys._getframe(1))
+        return real_no_sync(ddp)
 
     def init(ddp: Any, module: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
         check = _owner()
@@ -149,6 +161,7 @@ def _install(patches: Patches) -> None:
 
     patches.set(DistributedDataParallel, "__init__", init)
     patches.set(DistributedDataParallel, "forward", forward)
+    patches.set(DistributedDataParallel, "no_sync", no_sync)
     patches.set(dist, "destroy_process_group", destroy_process_group)
     if dist.distributed_c10d.destroy_process_group is real_destroy:
         patches.set(dist.distributed_c10d, "destroy_process_group", destroy_process_group)
@@ -180,7 +193,7 @@ class DistributedRun(Check):
     comparison (GP412). Cross-rank findings come from :func:`across_ranks`."""
 
     name = "gradprobe.distributed.ddp"
-    codes = ("GP411", "GP412", "GP413", "GP414", "GP415")
+    codes = ("GP411", "GP412", "GP413", "GP414", "GP415", "GP416")
 
     def __init__(self) -> None:
         self._acquired = False
@@ -194,6 +207,7 @@ class DistributedRun(Check):
         self._backwards = 0
         self._loss_noted = False
         self._grads_noted = False
+        self._unsynced_found = False
 
     def start(self, run: Run) -> None:
         if not torch.distributed.is_available():
@@ -222,6 +236,8 @@ class DistributedRun(Check):
         if not self._models:
             return
         self._backwards += 1
+        for state in self._models.values():
+            state.backward_since = True
         if self._loss_noted or all(_finite(root) for root in call.roots):
             return
         self._loss_noted = True
@@ -237,8 +253,13 @@ class DistributedRun(Check):
         )
 
     def on_step(self, step: StepCall) -> None:
-        """Note the first optimizer step of a DDP model whose gradients are not finite."""
-        if self._grads_noted or not self._models:
+        """A step on gradients DDP never all-reduced (GP416); note the first optimizer step
+        of a DDP model whose gradients are not finite."""
+        if not self._models:
+            return
+        if not self._unsynced_found:
+            self._unsynced_step(step)
+        if self._grads_noted:
             return
         for ddp in list(self._models):
             if not all(_finite(p.grad) for p in ddp.parameters() if p.grad is not None):
@@ -250,6 +271,36 @@ class DistributedRun(Check):
                     line=_json_line(step.line),
                 )
                 return
+
+    def _unsynced_step(self, step: StepCall) -> None:
+        """GP416: the latest backward before this step came from a forward run inside
+        ``no_sync()``, so the gradients it adds were never all-reduced: each rank steps
+        with its own."""
+        held = {id(p) for group in step.optimizer.param_groups for p in group["params"]}
+        for ddp, state in list(self._models.items()):
+            if state.synced or not state.backward_since:
+                continue
+            if not any(id(p) in held for p in ddp.parameters()):
+                continue  # another model's optimizer
+            self._unsynced_found = True
+            line = state.no_sync_line
+            stepped = step.line
+            self._found.append(
+                make_finding(
+                    "GP416",
+                    message=(
+                        f"optimizer.step() at {_where(stepped)} applied gradients that "
+                        "DistributedDataParallel never all-reduced: the forward of the last "
+                        f"backward before it ran inside no_sync() (at {_where(line)}), so "
+                        "each rank stepped with its own local gradients and the replicas "
+                        "drift apart with no error. Run the last micro-batch of each "
+                        "accumulation window outside no_sync(): its backward then "
+                        "all-reduces the whole accumulated sum."
+                    ),
+                    locations=_locations((line, "cause"), (stepped, "read")),
+                )
+            )
+            return
 
     def _rank(self) -> int | None:
         return next((state.rank for state in self._models.values()), None)
@@ -339,6 +390,9 @@ class DistributedRun(Check):
         ``find_unused_parameters=True``), noted per forward."""
         state.forwards += 1
         called, state.called = state.called, set()
+        if torch.is_grad_enabled():
+            state.synced = bool(getattr(ddp, "require_backward_grad_sync", True))
+            state.backward_since = False
         try:
             reached, opaque = _reached(out)
             unused = [
