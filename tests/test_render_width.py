@@ -218,3 +218,75 @@ def test_diagnose_in_a_pipe_at_80_columns_cuts_nothing(tmp_path: Path) -> None:
     assert "GP103" in report
     _fits(report, 80)
     assert f"gradprobe diagnose {script.name}" in report
+
+
+# The shared real-bug cases the issue names, beside this checkout as ../shared.
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+
+
+@pytest.mark.parametrize(
+    ("case", "code"),
+    [
+        ("cases-2/12_rnn_hidden_state_not_detached.py", "GP103"),
+        ("cases/23_ddp_unused_parameters.py", "GP163"),
+        ("cases/27_masked_logits_zero_times_neginf_nan.py", "GP201"),
+    ],
+    ids=["cases-2-12", "cases-23", "cases-27"],
+)
+def test_diagnose_of_a_shared_case_at_80_columns_cuts_nothing(
+    case: str, code: str, tmp_path: Path
+) -> None:
+    script = SHARED / case
+    if not script.is_file():
+        pytest.skip("../shared is not beside this checkout")
+    done = subprocess.run(
+        [sys.executable, "-m", "gradprobe", "diagnose", str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"COLUMNS": "80", "TERM": "dumb", "PATH": "/usr/bin:/bin", "PYTHONPATH": _SRC},
+        check=False,
+    )
+    # what comes before the heading is the script's own traceback, not gradprobe's output
+    report = done.stderr[done.stderr.index(f"gradprobe diagnose {script.name}") :]
+    assert f"{code} " in report
+    _fits(report, 80)
+
+
+_EXPLODING_REPORT = """\
+import torch
+from torch import nn
+import gradprobe
+torch.manual_seed(0)
+mlp = nn.Sequential(nn.Linear(4, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 1))
+with torch.no_grad():
+    for p in mlp.parameters():
+        p.mul_(40)
+opt = torch.optim.SGD(mlp.parameters(), lr=0.1)
+with gradprobe.watch(mlp, optimizer=opt, sample_every=1) as session:
+    for _ in range(2):
+        opt.zero_grad()
+        mlp(torch.randn(8, 4)).pow(2).sum().backward()
+        opt.step()
+session.report()
+"""
+
+
+def test_session_report_of_an_exploding_mlp_in_a_pipe_at_80_columns_cuts_nothing(
+    tmp_path: Path,
+) -> None:
+    # session.report() is rich's rendering, not str(session): a Console of its own on stdout
+    done = subprocess.run(
+        [sys.executable, "-c", _EXPLODING_REPORT],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"COLUMNS": "80", "TERM": "dumb", "PATH": "/usr/bin:/bin", "PYTHONPATH": _SRC},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "GP203 exploding_gradient" in done.stdout
+    assert "parameter gradients at step 1" in done.stdout
+    _fits(done.stdout, 80)

@@ -999,6 +999,35 @@ def test_zero_gradients_behind_a_dead_relu_are_its_symptom_not_a_vanishing_gradi
     )
 
 
+def test_zero_gradients_behind_a_silent_relu_seen_on_too_few_rows_name_it() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    with torch.no_grad():
+        model[0].bias.fill_(-100.0)  # every unit of the ReLU off
+    with watch(model, sample_every=1) as session:
+        for _ in range(3):
+            model(torch.randn(4, 4)).sum().backward()  # 12 rows: too few to judge the ReLU
+    zero = [n for n, p in model.named_parameters() if p.grad is not None and not p.grad.any()]
+    assert zero == ["0.weight", "0.bias", "2.weight"]
+    (found,) = session.findings()
+    assert found.code == "GP204"  # no GP205 on 12 rows, but the cause is named
+    assert found.details["zero_behind"] == {"1": zero}
+    assert found.message.endswith(
+        "'0.weight', '0.bias', '2.weight' are exactly zero behind '1' (ReLU), none of whose 8 "
+        "units fired in the 12 rows seen: likely a dead ReLU, not a small gradient (GP205 "
+        "judges a ReLU after 32 rows)."
+    )
+    with torch.no_grad():
+        model[0].bias.fill_(0.0)  # alive again: tiny gradients are just small
+        model[2].weight.fill_(1e-12)
+    with watch(model, sample_every=1) as session:
+        for _ in range(3):
+            model(torch.randn(4, 4)).sum().backward()
+    (found,) = session.findings()
+    assert found.code == "GP204" and "zero_behind" not in found.details
+    assert "dead ReLU" not in found.message
+
+
 def test_a_vanishing_gradient_elsewhere_is_still_reported_after_the_dead_relu() -> None:
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1), nn.Linear(1, 1))

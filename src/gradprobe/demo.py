@@ -84,5 +84,5 @@ def run(console: Console, svg: Path | None = None) -> Graph:
     console.print(findings_view([_short_paths(f) for f in recording.findings]))
     if svg is not None:
         path = gradprobe.save_svg(graph, svg)
-        console.print(f"\ngraph written to {path}")
+        console.print(f"\ngraph written to {path}", markup=False)
     return graph

@@ -234,6 +234,7 @@ def diagnose(
     """
     directory = _picture_dir(svg_dir)
     from rich.console import Console
+    from rich.text import Text
 
     from gradprobe.render.findings import findings_view
 
@@ -266,7 +267,8 @@ def diagnose(
     if result.ranks:
         heading += f" ({len(result.ranks)} ranks)"
     if len(heading) + 6 <= console.width:
-        console.rule(heading)
+        # Text, not a str: a script named train[v2].py is shown as named, not as markup
+        console.rule(Text(heading, style="rule.text"))
     else:  # a rule would cut the script's name
         console.print(heading, style="bold", markup=False)
     failed = result.error is not None and result.exit_code != 0
@@ -297,7 +299,9 @@ def diagnose(
         from gradprobe.render.picture import write_pictures
 
         written = write_pictures(result.findings, directory)
-        console.print(f"{len(written)} picture{'s' if len(written) != 1 else ''} in {directory}")
+        console.print(
+            f"{len(written)} picture{'s' if len(written) != 1 else ''} in {directory}", markup=False
+        )
     if html_path is not None:
         from gradprobe.render.html import save_html
 

@@ -294,7 +294,23 @@ def watch_findings(
         if relu.units and relu.rows >= MIN_ROWS and relu.dead / relu.units >= thresholds.dead_relu
     ]
     zeroed = _zeroed_by(records, dead_relus, parameter_order)
-    found.extend(_vanishing(records, thresholds, parameter_order, explained=zeroed))
+    # Every unit off in every row, but too few rows for GP205: the exact zeros behind it
+    # stay GP204, which names that ReLU as their likely cause instead of calling them small.
+    silent = {
+        relu.module: relu
+        for relu in dead
+        if relu.units and 0 < relu.rows < MIN_ROWS and relu.dead == relu.units
+    }
+    suspects = _zeroed_by(records, list(silent.values()), parameter_order)
+    found.extend(
+        _vanishing(
+            records,
+            thresholds,
+            parameter_order,
+            explained=zeroed,
+            suspects=[(silent[module], names) for module, names in suspects.items()],
+        )
+    )
     for relu in dead_relus:
         message = (
             f"{relu.dead} of {relu.units} units of {relu.module!r} ({relu.type}) never "
@@ -339,6 +355,15 @@ def watch_findings(
     order = {name: i for i, name in enumerate(parameter_order)}
     found.sort(key=lambda f: (_ORDER.get(f.code, 9), order.get(f.parameter or "", 0)))
     return found
+
+
+def _silent_relu_text(relu: DeadRelu, behind: Sequence[str]) -> str:
+    names = ", ".join(repr(name) for name in behind)
+    return (
+        f" {names} {'is' if len(behind) == 1 else 'are'} exactly zero behind {relu.module!r} "
+        f"({relu.type}), none of whose {relu.units} units fired in the {relu.rows} rows seen: "
+        f"likely a dead ReLU, not a small gradient (GP205 judges a ReLU after {MIN_ROWS} rows)."
+    )
 
 
 _CANCELS_BIAS = ("BatchNorm", "InstanceNorm")
@@ -408,6 +433,7 @@ def _vanishing(
     parameter_order: Sequence[str],
     *,
     explained: Mapping[str, Sequence[str]] | None = None,
+    suspects: Sequence[tuple[DeadRelu, Sequence[str]]] = (),
 ) -> list[Finding]:
     by_dead_relu = {name for names in (explained or {}).values() for name in names}
     sampled = [record for record in reversed(records) if _norms(record)]
@@ -431,16 +457,28 @@ def _vanishing(
         names = sorted(small, key=lambda n: order.get(n, len(order)))
         shown = ", ".join(f"{n!r} ({small[n]:.2g})" for n in names[:5])
         more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+        causes = [(relu, [name for name in behind if name in small]) for relu, behind in suspects]
+        causes = [(relu, behind) for relu, behind in causes if behind]
+        cause_text = "".join(_silent_relu_text(relu, behind) for relu, behind in causes)
         return [
             make_finding(
                 "GP204",
                 message=(
                     f"{len(names)} of {len(norms)} parameter gradients had L2 norm below "
                     f"watch(vanishing={thresholds.vanishing:g}) at step {record.step}: "
-                    f"{shown}{more}."
+                    f"{shown}{more}.{cause_text}"
                 ),
                 parameter=names[0],
-                details={"step": record.step, "norms": small, "of": len(norms)},
+                details={
+                    "step": record.step,
+                    "norms": small,
+                    "of": len(norms),
+                    **(
+                        {"zero_behind": {relu.module: behind for relu, behind in causes}}
+                        if causes
+                        else {}
+                    ),
+                },
             )
         ]
     return []
