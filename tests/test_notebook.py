@@ -1,5 +1,7 @@
 """Notebooks, through a real Jupyter kernel (nbclient): every report displays as HTML, the
-IPython extension records cells and explains autograd errors in place, locations name cells.
+IPython extension records cells and explains autograd errors in place, locations name cells;
+a Graph and a Recording display through the interactive viewer, whose outputs, put side by
+side in one page as JupyterLab does, render apart in headless Chromium.
 
 One notebook runs once for the module (a kernel start and torch's import take seconds);
 each test reads the outputs of its own cells, found by a marker comment on their first line.
@@ -58,6 +60,8 @@ CELLS: list[tuple[str, str]] = [
             "data = torch.randn(8, 3)"
         ),
     ),
+    ("graph", "graph = gradprobe.trace(model(data).sum(), model=model)\ngraph"),
+    ("graph-again", "graph"),
     ("leaves", "gradprobe.leaf_report(model)"),
     (
         "inventory",
@@ -335,6 +339,150 @@ def test_unload_removes_the_magic_and_the_explanations(executed: dict) -> None:
     gone = executed["magic-gone"]
     assert "Cell magic `%%gradprobe` not found" in _text(gone)
     assert not _html(gone)
+
+
+# -- the interactive viewer ------------------------------------------------------------------
+
+_HOST = re.compile(
+    r'<div class="gp-viewer-host" id="gp-viewer-([0-9a-f]+)"><div class="gp-fallback">'
+)
+
+
+def _result(cell: Any) -> dict[str, str]:
+    (out,) = [out for out in cell.outputs if out["output_type"] == "execute_result"]
+    data: dict[str, str] = out["data"]
+    return data
+
+
+def _viewer_data(page: str) -> dict[str, Any]:
+    host = _HOST.search(page)
+    assert host is not None, page[:300]
+    uid = host.group(1)
+    assert f'gradprobeViewer.mount(document.getElementById("gp-viewer-{uid}")' in page
+    found = re.search(rf'<script type="application/json" id="gp-data-{uid}">(.*?)</script>', page)
+    assert found is not None
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+def test_a_graph_displays_the_viewer_with_its_svg_inside_and_beside_it(executed: dict) -> None:
+    shown = _result(executed["graph"])
+    assert set(shown) == {"text/html", "image/svg+xml", "text/plain"}
+    assert shown["text/plain"].startswith("<Graph ")
+    page = shown["text/html"]
+    data = _viewer_data(page)
+    names = {leaf["name"] for leaf in data["leaves"].values()}
+    assert {"0.weight", "0.bias", "2.weight", "2.bias"} <= names
+    assert "<svg" in page[_HOST.search(page).end() :].split("<script")[0]  # type: ignore[union-attr]
+    assert "<svg" in shown["image/svg+xml"]
+    assert "<script>alert(1)" not in page  # the module's odd name stays data
+
+
+def test_a_recording_displays_the_viewer_with_its_report_inside(executed: dict) -> None:
+    cell = executed["recording"]
+    page = _html(cell)[0]
+    data = _viewer_data(page)
+    (finding,) = data["findings"]
+    cause = next(loc for loc in finding["locations"] if loc["role"] == "cause")
+    assert (cause["name"], cause["line"], cause["text"]) == (
+        f"In [{cell.execution_count}]",
+        4,
+        "y.mul_(2)",
+    )
+    fallback = page[_HOST.search(page).end() :].split("<script")[0]  # type: ignore[union-attr]
+    assert "GP101 inplace_modified_saved_tensor" in _Page(fallback).plain
+    assert set(_result(cell)) == {"text/html", "text/plain"}
+
+
+def test_the_magic_shows_the_viewer_only_when_there_is_a_finding(executed: dict) -> None:
+    assert _viewer_data(executed["magic-error"].outputs[0]["data"]["text/html"])["findings"]
+    assert "gradprobeViewer" not in executed["magic-ok"].outputs[0]["data"]["text/html"]
+
+
+# What JupyterLab does with a trusted text/html output: innerHTML into an output area, each
+# script element replaced by a fresh copy, which the browser runs once the area is in the page.
+_NOTEBOOK_PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>notebook</title></head>
+<body><main id="notebook"></main>
+<script>
+for (const [name, html] of OUTPUTS) {
+  const area = document.createElement("div");
+  area.className = "jp-OutputArea-output";
+  area.id = name;
+  area.innerHTML = html;
+  for (const old of Array.from(area.querySelectorAll("script"))) {
+    const fresh = document.createElement("script");
+    for (const attribute of Array.from(old.attributes)) {
+      fresh.setAttribute(attribute.name, attribute.value);
+    }
+    fresh.textContent = old.textContent;
+    old.replaceWith(fresh);
+  }
+  document.getElementById("notebook").appendChild(area);
+}
+</script></body></html>
+"""
+
+_SHOWN = """Object.fromEntries(Array.from(document.querySelectorAll(".jp-OutputArea-output"))
+  .map(area => [area.id, {
+    viewers: area.querySelectorAll(".gp-viewer").length,
+    fallback: area.querySelectorAll(".gp-fallback").length,
+    boxes: area.querySelectorAll(".gp-item").length,
+    found: Array.from(area.querySelectorAll(".gp-found")).map(e => e.dataset.node),
+    search: area.querySelector(".gp-search-input")?.value,
+    details: area.querySelector(".gp-details")?.textContent,
+  }]))"""
+
+
+def _click(browser: Any, selector: str) -> None:
+    """Scroll ``selector`` into view and click its centre, as a user would."""
+    x, y = browser.run(
+        f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+        " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
+        " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+    )
+    browser.click(x, y)
+
+
+def test_outputs_side_by_side_render_their_own_viewers(executed: dict, tmp_path: Any) -> None:
+    from _browser import browser as open_browser
+    from _chromium import chromium
+
+    if chromium() is None:
+        pytest.skip("no system Chromium")
+    outputs = [
+        (name, _html(executed[cell])[0])
+        for name, cell in (("a", "graph"), ("b", "graph-again"), ("c", "recording"))
+    ]
+    encoded = json.dumps(outputs).replace("<", "\\u003c")
+    page = tmp_path / "notebook.html"
+    page.write_text(_NOTEBOOK_PAGE.replace("OUTPUTS", encoded), encoding="utf-8")
+    with open_browser() as browser:
+        browser.open(page)
+        before = browser.run(_SHOWN)
+        assert browser.errors == []
+        assert browser.requests == [page.resolve().as_uri()]  # nothing fetched
+        for name in "abc":
+            assert before[name]["viewers"] == 1, before
+            assert before[name]["fallback"] == 0  # the viewer took its place
+            assert before[name]["boxes"] > 0
+        # one arrow marker per viewer, each viewer's edges pointing at its own
+        markers = browser.run("Array.from(document.querySelectorAll('marker')).map(m => m.id)")
+        assert len(set(markers)) == 3
+        _click(browser, "#a .gp-search-input")
+        browser.type("2.weight")
+        after = browser.run(_SHOWN)
+        assert after["a"]["search"] == "2.weight"
+        assert len(after["a"]["found"]) == 1
+        assert "2.weight" in after["a"]["details"]
+        # the same graph's other viewer, and the recording's, did not move
+        assert after["b"] == before["b"]
+        assert after["c"] == before["c"]
+        _click(browser, "#c .gp-finding")
+        last = browser.run(_SHOWN)
+        assert "GP101" in last["c"]["details"]
+        assert last["a"] == after["a"] and last["b"] == before["b"]
+        assert browser.errors == []
 
 
 # -- the HTML renderer itself, without a kernel -------------------------------------------

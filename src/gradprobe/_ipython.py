@@ -3,7 +3,8 @@
 Loading it adds two things, and ``%unload_ext gradprobe`` removes both:
 
 - the ``%%gradprobe`` cell magic: the cell runs inside :func:`gradprobe.record`, then the
-  Recording is shown (its findings, or "nothing to report"), also when the cell raised.
+  Recording is shown (its findings in the interactive viewer, or "nothing to report"),
+  also when the cell raised.
   ``%%gradprobe rec`` also keeps the Recording in the variable ``rec``. A last expression
   is the cell's result, as in any cell; line numbers are those of the cell as written
   (the magic's line is line 1).
@@ -140,7 +141,10 @@ def _run_cell(shell: InteractiveShell, state: _Loaded, line: str, cell: str) -> 
     finally:
         if name:
             namespace[name] = recording
-        _display(str(recording), recording._repr_html_())
+        # the viewer when there is something to look into; else one line, not a panel
+        # under every cell
+        shown = recording._repr_html_() if recording.findings else recording._report_html()
+        _display(str(recording), shown)
 
 
 def _cell_number(shell: InteractiveShell) -> int:

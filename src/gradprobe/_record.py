@@ -414,14 +414,29 @@ class Recording:
         notes = "".join(f"\nnote {note.code}: {note.message}" for note in self.notes)
         return findings_text(self.findings, header=self._header()) + notes
 
-    def _repr_html_(self) -> str:
-        """The report as HTML, for notebooks: the same rows as ``str()``."""
+    def _report_html(self) -> str:
+        """The report as HTML: the same rows as ``str()``."""
         from gradprobe.render.findings import findings_view
         from gradprobe.render.html_report import to_html
 
         if self._stack is not None:
             return to_html("", header=self._header())
         return to_html(findings_view(tuple(self.findings)), header=self._header())
+
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
+        """Jupyter: the interactive viewer (:meth:`save_html`) where the front-end runs
+        JavaScript, the findings report inside it where it does not. A recording still
+        running, or one that saw no autograd op, shows the report alone."""
+        from gradprobe.render.html import notebook_bundle
+
+        report = self._report_html()
+        if self._stack is not None or not self._events.nodes:
+            return {"text/html": report, "text/plain": repr(self)}
+        return notebook_bundle(self, report=report)
+
+    def _repr_html_(self) -> str:
+        """The ``text/html`` of :meth:`_repr_mimebundle_`."""
+        return self._repr_mimebundle_()["text/html"]
 
     def __repr__(self) -> str:
         state = "recording" if self._stack is not None else "ended"

@@ -376,6 +376,10 @@ class Graph:
 
         return notebook_bundle(self)
 
+    def _repr_html_(self) -> str:
+        """The ``text/html`` of :meth:`_repr_mimebundle_`."""
+        return self._repr_mimebundle_()["text/html"]
+
 
 def malformed(graph: Graph) -> str | None:
     """What is wrong with a hand-built ``graph``, or None when views can walk it: nodes

@@ -21,10 +21,10 @@ Example:
 from __future__ import annotations
 
 import bisect
-import hashlib
 import html
 import json
 import os
+import uuid
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -43,6 +43,9 @@ __all__ = ["notebook_bundle", "save_html", "to_html"]
 _ACCUMULATE = "torch::autograd::AccumulateGrad"
 _MAX_RECORDED = 200_000  # recorded nodes a recording's page shows (the latest)
 _MAX_STATIC = 3_000  # nodes up to which a notebook also gets a static SVG
+# The viewer data a notebook output embeds at most: Jupyter servers drop output above
+# 1 MB/s averaged over 3 s (ServerApp.iopub_data_rate_limit, rate_limit_window).
+_NOTEBOOK_DATA = 2_000_000
 _CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
     "img-src data:; font-src data:"
@@ -238,11 +241,13 @@ def _add_leaves(
 # -- pages --------------------------------------------------------------------------------------
 
 
-def _viewer(data: Mapping[str, Any], uid: str, fallback: str) -> str:
-    """The viewer's host element, its data, script and style, mounting on load."""
+def _viewer(encoded: str, uid: str, fallback: str) -> str:
+    """The viewer's host element, its data (``encoded`` by :func:`_json`), script and style,
+    mounting on load. Each output carries its own copy of the script: a notebook page may
+    hold outputs made by several gradprobe versions, each mounting with its own."""
     return (
         f'<div class="gp-viewer-host" id="gp-viewer-{uid}">{fallback}</div>\n'
-        f'<script type="application/json" id="gp-data-{uid}">{_json(data)}</script>\n'
+        f'<script type="application/json" id="gp-data-{uid}">{encoded}</script>\n'
         f"<style>{_asset('viewer.css')}</style>\n"
         f"<script>\n{_asset('layout.js')}\n{_asset('viewer.js')}\n{_asset('panels.js')}\n"
         f'gradprobeViewer.mount(document.getElementById("gp-viewer-{uid}"), '
@@ -279,7 +284,7 @@ def to_html(
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<title>{page_title}</title></head>\n<body class="gp-page">\n'
-        + _viewer(data, "page", "<noscript>This viewer needs JavaScript.</noscript>")
+        + _viewer(_json(data), "page", "<noscript>This viewer needs JavaScript.</noscript>")
         + "</body></html>\n"
     )
 
@@ -312,25 +317,39 @@ def save_html(
     return target
 
 
-def notebook_bundle(graph: Graph) -> dict[str, str]:
-    """What a notebook shows for ``graph``: the viewer as ``text/html`` (a static SVG
-    inside it until its script runs, so front-ends without JavaScript show the picture),
-    and the SVG alone as ``image/svg+xml`` for front-ends that do not render HTML."""
-    svg = _static_svg(graph)
-    data = _data(graph, None, None, None)
-    digest = hashlib.sha1(_json(data).encode()).hexdigest()[:10]
-    _COUNTER[0] += 1
-    uid = f"{digest}-{_COUNTER[0]}"
-    body = svg[svg.find("<svg") :] if "<svg" in svg else html.escape(svg)
-    fallback = f'<div class="gp-fallback">{body}</div>'
-    return {
-        "text/html": _viewer(data, uid, fallback),
-        "image/svg+xml": svg,
-        "text/plain": repr(graph),
-    }
+def notebook_bundle(subject: Graph | Any, *, report: str | None = None) -> dict[str, str]:
+    """What a notebook shows for ``subject`` (a Graph, or a Recording with its findings
+    ``report`` as HTML): the viewer as ``text/html``, with a static view inside its host
+    element until its script runs (a Graph's SVG picture, a Recording's findings report),
+    so front-ends that render HTML but run no JavaScript (an untrusted notebook, GitHub)
+    show that instead; for a Graph, also the SVG alone as ``image/svg+xml``, for
+    front-ends that render no HTML.
 
-
-_COUNTER = [0]
+    The host's id is random: outputs of several kernel sessions share one page, and two
+    viewers never share an element. Data above :data:`_NOTEBOOK_DATA` bytes is not
+    embedded (a Jupyter server drops outputs that large); the static view says to open
+    :func:`save_html`'s page instead.
+    """
+    bundle: dict[str, str] = {"text/plain": repr(subject)}
+    if _is_recording(subject):
+        static = report if report is not None else html.escape(str(subject))
+        call = "gradprobe.save_html(rec, 'run.html')"
+    else:
+        svg = _static_svg(subject)
+        bundle["image/svg+xml"] = svg
+        static = svg[svg.find("<svg") :] if "<svg" in svg else html.escape(svg)
+        call = "gradprobe.save_html(graph, 'graph.html')"
+    encoded = _json(_data(subject, None, None, None))
+    if len(encoded) > _NOTEBOOK_DATA:
+        note = (
+            f"The interactive viewer's data is {len(encoded) / 1e6:.1f} MB, too large for a "
+            f"notebook output; {call} writes it to a page to open in a browser."
+        )
+        bundle["text/html"] = f'<p class="gp-note">{html.escape(note)}</p>\n{static}'
+        return bundle
+    fallback = f'<div class="gp-fallback">{static}</div>'
+    bundle["text/html"] = _viewer(encoded, uuid.uuid4().hex[:16], fallback)
+    return bundle
 
 
 def _static_svg(graph: Graph) -> str:

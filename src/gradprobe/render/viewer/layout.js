@@ -13,7 +13,7 @@
  * side by side; then boxes are pulled towards their neighbours, keeping order and gaps.
  * Returns {layers, routes}: routes[i] = {link, chain: [box ids along the edge]}.
  */
-var gradprobeLayout = window.gradprobeLayout || (function () {
+var gradprobeLayout = (function () {
   "use strict";
 
   var GAP_X = 22, GAP_Y = 46, DUMMY_W = 6, MAX_DUMMIES = 4000;

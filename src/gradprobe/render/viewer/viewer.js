@@ -7,7 +7,7 @@
  * every label fits the font the page really uses. panels.js adds the side panel (a
  * node's details, search, findings) to Viewer's prototype.
  */
-var gradprobeViewer = window.gradprobeViewer || (function () {
+var gradprobeViewer = (function (layout) {
   "use strict";
 
   var SVGNS = "http:" + "//www.w3.org/2000/svg"; // a namespace name, never fetched
@@ -307,7 +307,7 @@ var gradprobeViewer = window.gradprobeViewer || (function () {
     }
     var boxes = {};
     for (i = 0; i < items.length; i++) boxes[items[i]] = this.boxOf(items[i]);
-    var placed = gradprobeLayout.layered(items, links, boxes, this.chainsOf(items));
+    var placed = layout.layered(items, links, boxes, this.chainsOf(items));
     this.layout = {items: items, boxes: boxes, links: placed.routes, layers: placed.layers};
     this.render();
   };
@@ -606,5 +606,5 @@ var gradprobeViewer = window.gradprobeViewer || (function () {
     util: {el: el, svg: svg, fmt: fmt, shapeText: shapeText, baseName: baseName},
     version: 1
   };
-})();
+})(gradprobeLayout);
 window.gradprobeViewer = gradprobeViewer;
