@@ -157,7 +157,8 @@ def test_diagnose_shows_a_script_name_and_picture_folder_as_written(tmp_path: Pa
     assert status == 1  # the script's own RuntimeError, not rich's MarkupError
     out = stream.getvalue()
     assert "gradprobe diagnose train[bold red].py" in out
-    assert f"1 picture in {pictures}" in " ".join(out.split())  # wrapped at 80 columns
+    # wrapped at 80 columns, anywhere in the path: compare without the white space
+    assert f"1picturein{pictures}" in "".join(out.split())
     assert len(list(pictures.glob("*.svg"))) == 1
 
 
@@ -167,5 +168,5 @@ def test_demo_shows_the_svg_path_as_written(tmp_path: Path) -> None:
     path = folder / "]graph.svg"  # ".../out[/]graph.svg": a closing tag, as rich reads it
     stream = io.StringIO()
     demo.run(Console(file=stream, width=100, color_system=None), svg=path)
-    assert f"graph written to {path}" in stream.getvalue()
+    assert f"graphwrittento{path}" in "".join(stream.getvalue().split())  # however wrapped
     assert path.read_text().lstrip().startswith(("<?xml", "<svg"))
