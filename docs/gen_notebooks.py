@@ -12,13 +12,15 @@ from pathlib import Path
 CELLS = (
     "import torch, gradprobe",
     "layer = torch.nn.Linear(3, 3)\nx = torch.ones(2, 3)",
-    "with gradprobe.record() as rec:\n"
-    "    y = layer(x).sigmoid()\n"
-    "    y.mul_(2)\n"
-    "    try:\n"
-    "        y.sum().backward()\n"
-    "    except RuntimeError:\n"
-    "        pass",
+    (
+        "with gradprobe.record() as rec:\n"
+        "    y = layer(x).sigmoid()\n"
+        "    y.mul_(2)\n"
+        "    try:\n"
+        "        y.sum().backward()\n"
+        "    except RuntimeError:\n"
+        "        pass"
+    ),
     "print(rec)",
 )
 
@@ -59,7 +61,7 @@ def cell_lines() -> str:
     keep: list[str] = []
     for i, line in enumerate(lines):
         if line.strip().startswith(("cause", "saved", "error")) and "In [" in line:
-            keep.extend((lines[i].rstrip(), lines[i + 1].rstrip()))
+            keep.extend((line.rstrip(), lines[i + 1].rstrip()))
     return "\n".join(keep) + "\n"
 
 
