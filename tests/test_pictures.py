@@ -316,3 +316,43 @@ def test_correct_hooks_freezes_and_updates_give_no_picture() -> None:
                     param.sub_(0.1 * param.grad)
     assert rec.findings == []
     assert "gp-problem" not in rec.to_svg()
+
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+
+
+@needs_engine
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("case", "code", "culprit"),
+    [
+        ("cases-2/02_", "GP101", "STALE"),  # the sigmoid whose saved result was overwritten
+        ("cases/15_", "GP113", "joins the loss"),  # where the cut value joined the loss
+        ("cases/27_", "GP201", ""),  # where the first non-finite value was made
+    ],
+)
+def test_diagnose_svg_highlights_the_problem_of_real_cases(
+    case: str, code: str, culprit: str, tmp_path: Path
+) -> None:
+    # Issue 16's acceptance: stripped copies of public real-bug cases, drawn by diagnose --svg
+    found = sorted(SHARED.glob(f"{case}*.py"))
+    if not found:
+        pytest.skip("../shared is not beside this checkout")
+    script = tmp_path / found[0].name
+    lines = found[0].read_text().splitlines()
+    script.write_text("\n".join(line.split("# <-")[0].rstrip() for line in lines) + "\n")
+    out = tmp_path / "pictures"
+    with (tmp_path / "err.txt").open("w") as stream:
+        diagnose(script, svg_dir=out, stream=stream)
+    pictures = sorted(out.glob(f"{code}-*.svg"))
+    assert pictures, sorted(p.name for p in out.iterdir())
+    svg = pictures[0].read_text()
+    root = ET.fromstring(svg)
+    marked = [
+        g
+        for g in root.iter(f"{SVG}g")
+        if {"node", "edge"} & set((g.get("class") or "").split())
+        and "gp-problem" in (g.get("class") or "").split()
+    ]
+    assert marked  # a node or edge of the graph, not only the caption
+    assert any(culprit in text for text in _problems(svg))
