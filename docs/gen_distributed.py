@@ -112,8 +112,13 @@ def watched_ranks() -> str:
         capture_output=True,
         text=True,
         timeout=300,
-        check=True,
+        check=False,
     )
+    # torch 2.13 may abort a rank at interpreter exit, after the report was printed (see
+    # tests/_ddp.torch_teardown_abort)
+    teardown = "terminate called without an active exception" in done.stderr
+    if done.returncode != 0 and not (teardown and done.stdout.strip()):
+        raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
     return "\n".join(line.rstrip() for line in done.stdout.rstrip().splitlines()) + "\n"
 
 

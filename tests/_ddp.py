@@ -146,6 +146,15 @@ def shortcut(script: Path, tmp_path: Path, *args: str) -> tuple[dict[str, Any], 
     return json.loads(report.read_text()), done.stderr
 
 
+def torch_teardown_abort(stderr: str) -> bool:
+    """Whether a rank died at interpreter exit with gloo's threads still running: torch 2.13
+    does that in about 1 of 8 plain two-rank runs here, without gradprobe, when the world
+    group outlives destroy_process_group() (importing torch.distributed.nn after
+    init_process_group, which the first optimizer does, keeps it in function defaults). It
+    happens after the script's work is done; what the test reads was written before."""
+    return "terminate called without an active exception" in stderr
+
+
 def line_of(script: Path, text: str) -> int:
     """The number of the one line of ``script`` that contains ``text``."""
     found = [n for n, line in enumerate(script.read_text().splitlines(), 1) if text in line]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tests._ddp import free_port, port_is_free, run
+from tests._ddp import free_port, port_is_free, run, torch_teardown_abort
 
 import gradprobe
 
@@ -21,7 +21,7 @@ SCRIPT = Path(__file__).resolve().parent.parent / "examples" / "ddp" / "watch_ra
 def _train(tmp_path: Path, mode: str) -> None:
     port = free_port()
     done = run([sys.executable, str(SCRIPT), mode, str(tmp_path)], tmp_path, port)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0 or torch_teardown_abort(done.stderr), done.stderr[-3000:]
     assert port_is_free(port)
 
 

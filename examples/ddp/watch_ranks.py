@@ -34,8 +34,9 @@ class Head(nn.Module):
         return self.body(x)
 
 
-def main(rank: int, mode: str, out: Path | None) -> None:
-    dist.init_process_group("gloo", rank=rank, world_size=2, timeout=timedelta(seconds=30))
+def train(rank: int, mode: str, out: Path | None) -> gradprobe.WatchSession | None:
+    """Train on this rank; the model lives only here, so it is gone before the process
+    group is destroyed."""
     torch.manual_seed(0)
     net = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))
     if mode == "uneven":
@@ -56,6 +57,12 @@ def main(rank: int, mode: str, out: Path | None) -> None:
     if out is not None:
         state = {name: (p.detach().clone(), p.grad) for name, p in net.named_parameters()}
         torch.save(state, out / f"{mode}-{rank}.pt")
+    return session
+
+
+def main(rank: int, mode: str, out: Path | None) -> None:
+    dist.init_process_group("gloo", rank=rank, world_size=2, timeout=timedelta(seconds=30))
+    session = train(rank, mode, out)
     if session is not None:
         ranked = session.gather()  # every rank calls it; rank 0 gets the merged report
         if ranked is not None:

@@ -1,6 +1,7 @@
-"""The texts of the GP1xx codes for the torch errors the error catalogue added (GP149 and
-on; see ``gradprobe.checks._catalogue``), kept apart so ``_codes.py`` stays one screenful per
-family. Plain tuples ``(code, kind, title, explanation, hint)``: ``_codes.py`` makes them
+"""The texts of the GP1xx codes numbered after ``_codes.py``'s: the torch errors the error
+catalogue added (GP149-GP164; see ``gradprobe.checks._catalogue``) and later additions
+(GP165, a step on gradients autograd.grad returned), kept apart so ``_codes.py`` stays one
+screenful per family and the codes stay in numeric order. Plain tuples ``(code, kind, title, explanation, hint)``: ``_codes.py`` makes them
 :class:`~gradprobe._codes.Code` entries in the GP1xx section."""
 
 from __future__ import annotations
@@ -176,5 +177,16 @@ ERROR_CATALOGUE_CODES: tuple[tuple[str, str, str, str, str], ...] = (
         "forward passes feeding one backward make a parameter report twice.",
         "Use checkpoint(..., use_reentrant=False), call the wrapped model once per backward, "
         "or pass static_graph=True when the graph is the same in every iteration.",
+    ),
+    _entry(
+        "GP165",
+        "gradients_returned_not_stored",
+        "an optimizer stepped on no gradient: torch.autograd.grad returned them instead",
+        "torch.autograd.grad returns the gradients it computes and leaves every .grad as it "
+        "was; optimizer.step() only applies .grad. A loop that computes gradients with "
+        "autograd.grad and then steps, with no backward() in between, steps on parameters "
+        "that hold no gradient: nothing is updated, and nothing says so.",
+        "Store them before the step (for p, g in zip(params, grads): p.grad = g), or call "
+        "loss.backward() instead of torch.autograd.grad.",
     ),
 )

@@ -75,6 +75,22 @@ passes_calls_on(__file__)
 # The recorder modes active in each thread, outermost first (record() adds and removes).
 MODES: ThreadBound[RecorderMode] = ThreadBound()
 
+_LOSS = torch.nn.modules.loss._Loss
+_LOSS_INIT = _LOSS.__init__.__code__
+
+
+def _loss_reduction(frame: FrameType | None) -> object:
+    """The ``reduction`` a loss module is being built with: an argument of the
+    ``_Loss.__init__`` frame a few calls up (its own Module.__init__ call, maybe wrapped)."""
+    for _ in range(6):
+        if frame is None:
+            return None
+        if frame.f_code is _LOSS_INIT:
+            return frame.f_locals.get("reduction")
+        frame = frame.f_back
+    return None
+
+
 _TENSOR_ATTRS = frozenset(("requires_grad", "grad", "data", "retains_grad", "is_leaf"))
 _LOOKALIKE = ("requires_grad",)
 
@@ -368,6 +384,12 @@ def _module_patches(p: Patches) -> None:
                 if len(events.module_lines) < _MAX_EVENTS:
                     events.module_lines[id(self)] = line
                     events.module_orders[id(self)] = next(mode.order)
+                if (
+                    isinstance(self, _LOSS)
+                    and _loss_reduction(sys._getframe(1)) == "none"
+                    and len(events.unreduced_losses) < 64
+                ):
+                    events.unreduced_losses.append((type(self).__name__, line))
 
     p.set(torch.nn.Module, "__init__", init_module)
 
@@ -608,19 +630,30 @@ def _grad_mode_patches(p: Patches) -> None:
     for context_class in (torch.no_grad, torch.inference_mode):
         enter, leave = context_class.__dict__["__enter__"], context_class.__dict__["__exit__"]
 
-        def entering(self: Any, enter: Any = enter, name: str = context_class.__name__) -> Any:
+        inference = context_class is torch.inference_mode
+
+        def entering(
+            self: Any,
+            enter: Any = enter,
+            name: str = context_class.__name__,
+            inference: bool = inference,
+        ) -> Any:
             modes = MODES.here()
             if modes:
                 caller = sys._getframe(1)
                 line = _decorator_line(caller, name) or _user_line(caller)
                 for mode in modes:
                     mode.no_grad_lines.append(line)
+                    if inference:  # what is made inside is an inference tensor (GP114)
+                        mode.inference_lines.append(line)
             return enter(self)
 
-        def leaving(self: Any, *exc: Any, leave: Any = leave) -> Any:
+        def leaving(self: Any, *exc: Any, leave: Any = leave, inference: bool = inference) -> Any:
             for mode in MODES.here():
                 if mode.no_grad_lines:
                     mode.no_grad_lines.pop()
+                if inference and mode.inference_lines:
+                    mode.inference_lines.pop()
             return leave(self, *exc)
 
         p.set(context_class, "__enter__", entering)

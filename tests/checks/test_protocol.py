@@ -140,3 +140,58 @@ assert abs(float(total) - 1.0) < 1e-4, float(total)
 assert float(norm) > 1.0
 """,
     )
+
+
+def test_a_step_after_autograd_grad_names_the_returned_gradients(tmp_path: Path) -> None:
+    found, text = codes(
+        tmp_path,
+        """
+for x in batches[:2]:
+    loss = model(x).pow(2).mean()
+    grads = torch.autograd.grad(loss, list(model.parameters()))  # returned, not stored
+    opt.step()  # steps on nothing
+""",
+    )
+    assert found == [
+        (
+            "GP165",
+            [
+                ("cause", line_of(text, "returned, not stored")),
+                ("read", line_of(text, "steps on nothing")),
+            ],
+        )
+    ]
+
+
+def test_gradients_from_autograd_grad_stored_before_the_step_are_silent(tmp_path: Path) -> None:
+    found, _ = codes(
+        tmp_path,
+        """
+params = list(model.parameters())
+for x in batches[:2]:
+    loss = model(x).pow(2).mean()
+    grads = torch.autograd.grad(loss, params)
+    for p, g in zip(params, grads):
+        p.grad = g.clamp(-1, 1)
+    opt.step()
+    opt.zero_grad()
+""",
+    )
+    assert found == []
+
+
+def test_an_inner_autograd_grad_followed_by_an_outer_backward_is_silent(tmp_path: Path) -> None:
+    found, _ = codes(
+        tmp_path,
+        """
+params = list(model.parameters())
+for x in batches[:2]:
+    inner = model(x).pow(2).mean()
+    grads = torch.autograd.grad(inner, params, create_graph=True)
+    penalty = sum(g.pow(2).sum() for g in grads)
+    opt.zero_grad()
+    (model(x).mean() + penalty).backward()
+    opt.step()
+""",
+    )
+    assert found == []

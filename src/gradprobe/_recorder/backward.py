@@ -127,6 +127,8 @@ class _BackwardNotes:
             events.grads_pending = True
             events.grads_read = False
             events.protocol.append(StepEvent(next(self.order), "backward", line))
+        elif kind == _AUTOGRAD_GRAD and not create:  # gradients returned, .grad untouched
+            events.protocol.append(StepEvent(next(self.order), "grad_returned", line))
         if not event.retain_graph:
             events.saved_storages.clear()
             events.suspicious = False

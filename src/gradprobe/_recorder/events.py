@@ -165,7 +165,9 @@ class StepEvent:
     gradient clipping, an optimizer step."""
 
     order: int
-    kind: str  # "backward", "grads" (.grad assigned by hand), "clip", "step"
+    # "backward", "grads" (.grad assigned by hand), "grad_returned" (autograd.grad),
+    # "clip", "step"
+    kind: str
     line: SourceLine | None
     optimizer: int = 0  # id of the optimizer that stepped
     grads: int = 0  # clip: tensors with a gradient it was given; step: parameters with one
@@ -369,11 +371,19 @@ class ParameterCopy(NamedTuple):
     copy: int  # id of the new parameter
 
 
+class InferenceOrigin(NamedTuple):
+    """Where a tensor made inside an ``inference_mode`` block came from."""
+
+    made: SourceLine | None  # the op that made it
+    block: SourceLine | None  # the block's ``with`` (or decorator) line
+
+
 class InferenceUse(NamedTuple):
     """An op that refused an inference tensor."""
 
     line: SourceLine | None
     cuts: tuple[int, ...]  # cuts that made the tensor
+    origin: InferenceOrigin | None = None  # where it was made, when made while recording
 
 
 class TensorHook(NamedTuple):
@@ -404,6 +414,9 @@ class Events:
     parameter_lines: dict[int, SourceLine | None] = field(default_factory=dict)
     module_lines: dict[int, SourceLine | None] = field(default_factory=dict)  # id(module) ->
     module_orders: dict[int, int] = field(default_factory=dict)  # id(module) -> when made
+    # loss modules built with reduction='none' while recording: (class name, line), for a
+    # non-scalar backward of their result (GP105)
+    unreduced_losses: list[tuple[str, SourceLine | None]] = field(default_factory=list)
     # requires_grad = False set on a tensor that is not a Parameter: (line, storage address)
     copy_freezes: list[CopyFreeze] = field(default_factory=list)
     # load_state_dict(strict=False) calls that matched nothing: (line, unexpected, missing)

@@ -23,6 +23,7 @@ from gradprobe._recorder.events import (
     _MAX_WALK,
     Events,
     GradTarget,
+    InferenceOrigin,
     InferenceUse,
     LateLeaf,
     NoneGradRead,
@@ -49,6 +50,8 @@ from gradprobe._recorder.tensors import (
 )
 from gradprobe._source import is_user_file
 
+_INFERENCE_KEPT = 4096  # tensors made in inference_mode blocks whose origin is kept
+
 
 class _FlowNotes:
     """Checks of particular calls' arguments and results (a mixin of ``RecorderMode``)."""
@@ -63,6 +66,8 @@ class _FlowNotes:
     cut_leaves: _TensorMap[int]
     log_probs: _TensorMap[bool]
     samples: _TensorMap[bool]
+    inference_lines: list[SourceLine | None]
+    inference_made: _TensorMap[InferenceOrigin]
 
     def _loss_target(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """A loss whose target requires grad: note where the target's graph comes from."""
@@ -227,14 +232,25 @@ class _FlowNotes:
         )
 
     def _inference_use(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """An op refused a tensor made under inference_mode: note it and where it was cut."""
+        """An op refused a tensor made under inference_mode: note it, where it was cut,
+        and where it was made when that happened while recording."""
         cuts: set[int] = set()
+        origin: InferenceOrigin | None = None
         for value in (*args, *kwargs.values()):
             for tensor in _tensors(value):
                 if tensor.is_inference():
                     cuts |= self.taint.get(tensor) or frozenset()
+                    origin = origin or self.inference_made.get(tensor)
         line = _user_line(sys._getframe(2))
-        self.events.inference_uses.append(InferenceUse(line, tuple(sorted(cuts))))
+        self.events.inference_uses.append(InferenceUse(line, tuple(sorted(cuts)), origin))
+
+    def _inference_made(self, tensor: torch.Tensor) -> None:
+        """A tensor made inside an inference_mode block: note the op's line and the
+        block's, for the op that later refuses it (a bounded, weak map)."""
+        made = self.inference_made
+        if len(made.entries) < _INFERENCE_KEPT and made.get(tensor) is None:
+            origin = InferenceOrigin(_user_line(sys._getframe(2)), self.inference_lines[-1])
+            made.set(tensor, origin)
 
     def _eval_dropout(self, func: Any, caller: FrameType) -> None:
         """A functional dropout left at its default training=True, run inside the forward

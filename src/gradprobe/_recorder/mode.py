@@ -60,6 +60,7 @@ from gradprobe._recorder.events import (
     Cut,
     Events,
     GradRead,
+    InferenceOrigin,
     Mix,
     NodeKey,
     NonFinite,
@@ -108,6 +109,8 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = ["RecorderMode"]
+
+_DETACH_INPLACE = torch.Tensor.detach_
 
 
 def _run_eagerly_under_dynamo() -> None:
@@ -161,6 +164,9 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         self.cut_ids: dict[tuple[SourceLine | None, str, SourceLine | None], int] = {}
         self.cut_storages: dict[int, int] = {}  # storage address of a cut's result -> cut
         self.no_grad_lines: list[SourceLine | None] = []  # where no_grad blocks began
+        self.inference_lines: list[SourceLine | None] = []  # where inference_mode blocks began
+        # tensors made inside an inference_mode block -> (the op's line, the block's line)
+        self.inference_made: _TensorMap[InferenceOrigin] = _TensorMap()
         self.in_optimizer = 0
         self.stale = StaleGrads(events)
         self.mark = _current_sequence()
@@ -243,6 +249,8 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             if kwargs.get("inplace") is True and args and isinstance(args[0], torch.Tensor):
                 targets.append(args[0])
         before = [_version(t) for t in targets] if targets else None
+        # t.detach_() cuts t itself: its grad_fn is gone once the call returns
+        detached = _grad_fn(args[0]) if func is _DETACH_INPLACE and args else None
 
         grad_in = False
         tensor_in = False
@@ -355,6 +363,8 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             return result
 
         outputs = result if isinstance(result, torch.Tensor) else None
+        if self.inference_lines and outputs is not None:
+            self._inference_made(outputs)
         if kind == _SETITEM and grad_in and outputs is None and isinstance(args[0], torch.Tensor):
             # `queue[i:j] = k`: the written tensor's new CopySlices node joins the graph
             # here; record it with this line like any op's output.
@@ -401,12 +411,16 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
                     if _is_data_get(func)
                     else "no_grad"
                     if not torch.is_grad_enabled()
-                    else ("detach" if _names(func) == "detach" else "non_differentiable"),
+                    else (
+                        "detach" if _names(func) in ("detach", "detach_") else "non_differentiable"
+                    ),
                     line,
                 )
                 self.taint.set(out, frozenset((cut,)))
                 if len(self.cut_storages) < _MAX_EVENTS:  # numpy round trips share memory
                     self.cut_storages[_storage(out)] = cut
+                if detached is not None:
+                    events.cut_inputs[(detached.name(), detached._sequence_nr())] = cut
                 for arg in args:
                     for tensor in _tensors(arg):
                         made_by = _grad_fn(tensor)

@@ -235,22 +235,43 @@ def _nonscalar(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -
             continue
         record = events.nodes.get(key) if key is not None else None
         line = record.line if record is not None else None
+        criterion = _unreduced_criterion(events, key[0] if key else "")
+        built = ""
+        if criterion is not None:
+            built = (
+                f" The criterion {criterion[0]} built at {_where(criterion[1])} with "
+                "reduction='none' returns one loss per element."
+            )
         return [
             make_finding(
                 "GP105",
                 message=(
                     f"backward() was called on a tensor of shape {tuple(root.shape)} "
                     f"({root.numel()} elements) without a gradient; it was made by "
-                    f"{key[0] if key else 'an operation'} at {_where(line)}. Reduce it to "
-                    "a scalar there (mean/sum over the batch) or pass a gradient."
+                    f"{key[0] if key else 'an operation'} at {_where(line)}.{built} Reduce "
+                    "it to a scalar there (mean/sum over the batch) or pass a gradient."
                 ),
                 tensor=f"tensor of shape {tuple(root.shape)}",
                 node=key[0] if key else None,
-                locations=_locations((line, "cause")),
+                locations=_locations(
+                    (line, "cause"), (criterion[1] if criterion else None, "cause")
+                ),
                 details={"shape": list(root.shape)},
             )
         ]
     return []
+
+
+def _unreduced_criterion(events: Events, op: str) -> tuple[str, SourceLine | None] | None:
+    """The loss module built with reduction='none' whose op made a non-scalar root: the one
+    whose class names the op (MSELoss, MseLossBackward0), else the only one there is."""
+    if not events.unreduced_losses or ("loss" not in op.lower() and "entropy" not in op.lower()):
+        return None
+    short = op.lower().removesuffix("backward0").removesuffix("backward")
+    named = [entry for entry in events.unreduced_losses if entry[0].lower() == short]
+    if named:
+        return named[-1]
+    return events.unreduced_losses[-1] if len(events.unreduced_losses) == 1 else None
 
 
 def _no_grad_fn(
@@ -622,6 +643,11 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
                     f"they were used, but the graph from them was cut at {_where(line)} by "
                     f"{kind[1]}(){how}, so nothing flows back to them."
                 )
+                if kind[1] == "detach_":
+                    why += (
+                        " detach_() detaches the tensor itself, in place, so every later use "
+                        "of it is cut too; detach() gives a cut copy and leaves it alone."
+                    )
             elif kind is not None and kind[0] == "ran":
                 why = (
                     f"their module (made at {_where(line)}) ran, but no use of them reached "

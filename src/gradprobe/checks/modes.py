@@ -106,10 +106,13 @@ class InferenceTensors(Check):
 def _inference_uses(events: Events) -> list[Finding]:
     if not events.inference_uses:
         return []
-    line, idents = events.inference_uses[0]
+    line, idents, origin = events.inference_uses[0]
     cuts = [events.cuts[i] for i in idents if i in events.cuts]
     block = next((cut.context for cut in cuts if cut.context is not None), None)
     made = cuts[0].line if cuts else None
+    if origin is not None:  # made from scratch inside a recorded inference_mode block
+        block = block or origin.block
+        made = made or origin.made
     return [
         make_finding(
             "GP114",

@@ -4,7 +4,8 @@
 A step applies what the backward calls since the previous step accumulated; clipping
 belongs between the last backward of a window and its step. From that model: clipping
 repeated inside an accumulation window (GP142), a step with no backward since the same
-optimizer's last step (GP143), clipping that was handed an exhausted iterator (GP144).
+optimizer's last step (GP143), clipping that was handed an exhausted iterator (GP144), a step on no gradient after
+``torch.autograd.grad`` returned them (GP165).
 """
 
 from __future__ import annotations
@@ -21,14 +22,19 @@ __all__ = ["StepProtocol"]
 
 @register
 class StepProtocol(Check):
-    """Clipping and stepping out of order with the backward calls (GP142-GP144)."""
+    """Clipping and stepping out of order with the backward calls (GP142-GP144, GP165)."""
 
     name = "gradprobe.protocol.step_order"
-    codes = ("GP142", "GP143", "GP144")
+    codes = ("GP142", "GP143", "GP144", "GP165")
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         timeline = list(run.events.protocol)
-        return [*_window_clips(timeline), *_repeated_steps(timeline), *_empty_clips(timeline)]
+        return [
+            *_window_clips(timeline),
+            *_repeated_steps(timeline),
+            *_empty_clips(timeline),
+            *_returned_gradients(timeline),
+        ]
 
 
 def _windows(timeline: Sequence[StepEvent]) -> Iterable[tuple[list[StepEvent], StepEvent]]:
@@ -126,4 +132,31 @@ def _empty_clips(timeline: Sequence[StepEvent]) -> list[Finding]:
                     locations=_locations((event.line, "cause")),
                 )
             ]
+    return []
+
+
+def _returned_gradients(timeline: Sequence[StepEvent]) -> list[Finding]:
+    """A step that found no gradient in any parameter, after autograd.grad and no backward
+    since the previous step: the gradients were returned, never stored in .grad."""
+    returned: StepEvent | None = None
+    for window, step in _windows(timeline):
+        kinds = {event.kind for event in window}
+        if "backward" in kinds or "grads" in kinds:
+            continue
+        returned = next((e for e in reversed(window) if e.kind == "grad_returned"), None)
+        if returned is None or step.closure or step.grads:
+            continue
+        return [
+            make_finding(
+                "GP165",
+                message=(
+                    f"optimizer.step() at {_where(step.line)} found no gradient in any of its "
+                    f"parameters: the gradients computed at {_where(returned.line)} by "
+                    "torch.autograd.grad were returned to the caller, and autograd.grad never "
+                    "writes .grad, so the step changed nothing. Assign them (p.grad = g) "
+                    "before step(), or call backward() instead."
+                ),
+                locations=_locations((returned.line, "cause"), (step.line, "read")),
+            )
+        ]
     return []
