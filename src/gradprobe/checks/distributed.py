@@ -62,11 +62,12 @@ _SLOTS = 16  # checksum slots shared by parameters added after wrapping (hashed 
 # group in C++; when the DDP model is freed, the reducer's destructor runs with the GIL held
 # and, if it drops the last reference, the group joins gloo's worker threads. A worker
 # thread still destroying a finished all-reduce whose captured thread-local state holds a
-# Python object (an entry of the torch function-mode stack: a recording has one) waits for
-# the GIL, and the process deadlocks (1 in 78 two-rank runs under load here, and in 3 of 5
-# CI runs one DDP job of the suite; 0 in 114 runs without gradprobe). So a recording keeps a Python reference to each DDP model's group
-# until it stops; the group is then destroyed through its Python binding, which releases
-# the GIL first.
+# Python object waits for the GIL, and the process deadlocks. Plain torch 2.13 does it too
+# when torch._dynamo was imported before init_process_group (4 of 6 two-rank runs here), as
+# record() does; under gradprobe it hung 1 in 78 runs under load, and one DDP job in 3 of 5
+# CI runs. So a recording keeps a Python reference to each DDP model's group until it
+# stops; the group is then destroyed through its Python binding, which releases the GIL
+# first (0 hangs in 160 runs since).
 _WAIT = timedelta(seconds=30)  # the most a rank waits for the others' checksums
 _MAX_NOTES = 2_000  # forward notes per model; later forwards are noted only when unusual
 
