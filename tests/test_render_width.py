@@ -4,6 +4,7 @@ stacked layout when a table cannot fit."""
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 import subprocess
@@ -254,23 +255,12 @@ def test_diagnose_of_a_shared_case_at_80_columns_cuts_nothing(
     _fits(report, 80)
 
 
-_EXPLODING_REPORT = """\
-import torch
-from torch import nn
-import gradprobe
-torch.manual_seed(0)
-mlp = nn.Sequential(nn.Linear(4, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 1))
-with torch.no_grad():
-    for p in mlp.parameters():
-        p.mul_(40)
-opt = torch.optim.SGD(mlp.parameters(), lr=0.1)
-with gradprobe.watch(mlp, optimizer=opt, sample_every=1) as session:
-    for _ in range(2):
-        opt.zero_grad()
-        mlp(torch.randn(8, 4)).pow(2).sum().backward()
-        opt.step()
-session.report()
-"""
+# the same run as _exploding_mlp, as a script whose report goes to a pipe
+_EXPLODING_REPORT = (
+    "import torch\nfrom torch import nn\nimport gradprobe\n\n"
+    + inspect.getsource(_exploding_mlp)
+    + "\n_exploding_mlp().report()\n"
+)
 
 
 def test_session_report_of_an_exploding_mlp_in_a_pipe_at_80_columns_cuts_nothing(
