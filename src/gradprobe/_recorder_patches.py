@@ -63,6 +63,7 @@ from gradprobe._recorder.events import (
     TensorHook,
     Typo,
 )
+from gradprobe._recorder.flows import INFERENCE_PER_BLOCK
 from gradprobe._recorder.owners import holders_of
 from gradprobe._source import is_user_file
 from gradprobe._threads import ThreadBound
@@ -646,6 +647,7 @@ def _grad_mode_patches(p: Patches) -> None:
                     mode.no_grad_lines.append(line)
                     if inference:  # what is made inside is an inference tensor (GP114)
                         mode.inference_lines.append(line)
+                        mode.inference_budget = INFERENCE_PER_BLOCK
             return enter(self)
 
         def leaving(self: Any, *exc: Any, leave: Any = leave, inference: bool = inference) -> Any:

@@ -51,6 +51,7 @@ from gradprobe._recorder.tensors import (
 from gradprobe._source import is_user_file
 
 _INFERENCE_KEPT = 4096  # tensors made in inference_mode blocks whose origin is kept
+INFERENCE_PER_BLOCK = 256  # results noted per entry into such a block
 
 
 class _FlowNotes:
@@ -67,6 +68,7 @@ class _FlowNotes:
     log_probs: _TensorMap[bool]
     samples: _TensorMap[bool]
     inference_lines: list[SourceLine | None]
+    inference_budget: int
     inference_made: _TensorMap[InferenceOrigin]
 
     def _loss_target(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -247,6 +249,7 @@ class _FlowNotes:
     def _inference_made(self, tensor: torch.Tensor) -> None:
         """A tensor made inside an inference_mode block: note the op's line and the
         block's, for the op that later refuses it (a bounded, weak map)."""
+        self.inference_budget -= 1
         made = self.inference_made
         if len(made.entries) < _INFERENCE_KEPT and made.get(tensor) is None:
             origin = InferenceOrigin(_user_line(sys._getframe(2)), self.inference_lines[-1])

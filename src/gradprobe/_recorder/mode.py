@@ -165,6 +165,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         self.cut_storages: dict[int, int] = {}  # storage address of a cut's result -> cut
         self.no_grad_lines: list[SourceLine | None] = []  # where no_grad blocks began
         self.inference_lines: list[SourceLine | None] = []  # where inference_mode blocks began
+        self.inference_budget = 0  # results noted per block entry (an eval loop costs little)
         # tensors made inside an inference_mode block -> (the op's line, the block's line)
         self.inference_made: _TensorMap[InferenceOrigin] = _TensorMap()
         self.in_optimizer = 0
@@ -363,7 +364,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             return result
 
         outputs = result if isinstance(result, torch.Tensor) else None
-        if self.inference_lines and outputs is not None:
+        if self.inference_lines and outputs is not None and self.inference_budget:
             self._inference_made(outputs)
         if kind == _SETITEM and grad_in and outputs is None and isinstance(args[0], torch.Tensor):
             # `queue[i:j] = k`: the written tensor's new CopySlices node joins the graph

@@ -277,10 +277,15 @@ class DistributedRun(Check):
         """GP416: the latest backward before this step came from a forward run inside
         ``no_sync()``, so the gradients it adds were never all-reduced: each rank steps
         with its own."""
+        unsynced = [
+            (ddp, state)
+            for ddp, state in list(self._models.items())
+            if not state.synced and state.backward_since
+        ]
+        if not unsynced:
+            return
         held = {id(p) for group in step.optimizer.param_groups for p in group["params"]}
-        for ddp, state in list(self._models.items()):
-            if state.synced or not state.backward_since:
-                continue
+        for ddp, state in unsynced:
             if not any(id(p) in held for p in ddp.parameters()):
                 continue  # another model's optimizer
             self._unsynced_found = True
