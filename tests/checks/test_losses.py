@@ -98,3 +98,54 @@ def test_a_target_from_a_jointly_trained_second_model_is_silent(tmp_path: Path) 
         """,
     )
     assert found == []
+
+
+def _causes(tmp_path: Path, source: str) -> tuple[list[int], str]:
+    script = tmp_path / "train.py"
+    text = textwrap.dedent(source).lstrip("\n")
+    script.write_text(text)
+    (finding,) = [f for f in diagnose_script(script).findings if f.code == "GP118"]
+    return [loc.line for loc in finding.locations if loc.role == "cause"], text
+
+
+def _line(text: str, needle: str) -> int:
+    (hit,) = [n for n, line in enumerate(text.splitlines(), 1) if needle in line]
+    return hit
+
+
+def test_a_target_from_its_own_model_call_names_that_call(tmp_path: Path) -> None:
+    causes, text = _causes(
+        tmp_path,
+        """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+        q = nn.Linear(4, 2)
+        s, s_next = torch.randn(8, 4), torch.randn(8, 4)
+        next_q = q(s_next)  # wrap this call in no_grad
+        target = 0.9 * next_q.max(1)[0]
+        F.smooth_l1_loss(q(s).max(1)[0], target).backward()
+        """,
+    )
+    assert causes == [_line(text, "wrap this call")]
+
+
+def test_a_target_made_from_the_predictions_own_call_names_where_it_branched(
+    tmp_path: Path,
+) -> None:
+    # the call also makes the prediction, so it cannot go under no_grad: detach the target
+    causes, text = _causes(
+        tmp_path,
+        """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+        model = nn.Linear(5, 3)
+        logits = model(torch.randn(16, 5))
+        target = torch.softmax(logits / 0.5, dim=1)  # detach here
+        F.kl_div(torch.log_softmax(logits, dim=1), target, reduction="batchmean").backward()
+        """,
+    )
+    assert causes == [_line(text, "detach here")]

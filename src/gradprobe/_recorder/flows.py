@@ -89,7 +89,15 @@ class _FlowNotes:
         line = _user_line(sys._getframe(2))
         if any(seen == line for seen, _, _ in events.grad_targets):
             return
-        events.grad_targets.append(GradTarget(line, self._origin(target), _names(func)))
+        origin = self._origin(target)
+        if origin is not None and origin == self._origin(scores):
+            # the prediction comes from the same call (a self-training target, a split of
+            # one batch): that call must keep its graph, so the line to change is where the
+            # target branched off, its own op
+            fn = _grad_fn(target)
+            record = self.events.nodes.get((fn.name(), fn._sequence_nr())) if fn else None
+            origin = record.line if record is not None and record.line else origin
+        events.grad_targets.append(GradTarget(line, origin, _names(func)))
 
     def _requires_grad(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``x.requires_grad_()`` / ``x.requires_grad = True``: note where a leaf started to
