@@ -40,6 +40,13 @@ def diagnose_example() -> tuple[str, dict[str, object]]:
     return _relative("\n".join(line.rstrip() for line in lines[start:]) + "\n"), data
 
 
+def protocol_example() -> str:
+    done = _run("-m", "gradprobe", "diagnose", "examples/step_protocol.py")
+    lines = done.stderr.splitlines()
+    start = next(i for i, line in enumerate(lines) if "gradprobe diagnose" in line)
+    return _relative("\n".join(line.rstrip() for line in lines[start:]) + "\n")
+
+
 def blocks() -> dict[str, str]:
     text, data = diagnose_example()
     first = data["findings"][0]  # type: ignore[index]
@@ -48,4 +55,5 @@ def blocks() -> dict[str, str]:
         "blame-record": f"```text\n{record_example()}```\n",
         "blame-diagnose": f"```text\n{text}```\n",
         "blame-json": f"```json\n{json.dumps(excerpt, indent=2)}\n```\n",
+        "blame-protocol": f"```text\n{protocol_example()}```\n",
     }

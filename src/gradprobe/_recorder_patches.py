@@ -35,6 +35,7 @@ from gradprobe._recorder import (
     CustomFunction,
     RecorderMode,
     Reparam,
+    SourceLine,
     StepEvent,
     _cloned_parameter,
     _decorator_line,
@@ -56,7 +57,6 @@ from gradprobe._recorder.events import (
     BrokenTie,
     CopyFreeze,
     EmptyLoad,
-    FrozenStep,
     OptimizerMade,
     ParameterCopy,
     ParamHook,
@@ -325,13 +325,16 @@ def _on_setattr(
                     protocol = mode.events.protocol
                     if not protocol or protocol[-1].kind != "grads":
                         protocol.append(StepEvent(next(mode.order), "grads", _user_line(caller)))
-        elif value is None:
+        elif value is None and tensor.grad is not None:
+            # zero_grad() sets every parameter's: one event per run of them from one place
+            place = (id(caller), caller.f_lasti)
             for mode in modes:
-                events = mode.events
-                if events.grads_pending and not events.grads_read and mode.in_optimizer == 0:
-                    line = _user_line(caller)
-                    if line not in events.zeroings and tensor.grad is not None:
-                        events.zeroings.append(line)
+                protocol = mode.events.protocol
+                if mode.in_optimizer == 0 and (
+                    not protocol or protocol[-1].kind != "zero" or mode.zero_place != place
+                ):
+                    mode.zero_place = place
+                    protocol.append(StepEvent(next(mode.order), "zero", _user_line(caller)))
     elif name == "requires_grad":
         if (
             value is False
@@ -457,16 +460,6 @@ def _module_patches(p: Patches) -> None:
                 modes = MODES.here()
                 if modes:
                     args, kwargs = _note_clip(modes, args, kwargs, sys._getframe(1))
-                for mode in modes:
-                    events = mode.events
-                    if not events.grads_pending and len(events.early_clips) < 10:
-                        events.early_clips.append(_user_line(sys._getframe(1)))
-                    elif (
-                        events.grads_pending
-                        and events.scaled_pending
-                        and len(events.scaled_clips) < 10
-                    ):
-                        events.scaled_clips.append(_user_line(sys._getframe(1)))
                 return __original(*args, **kwargs)
 
             p.set(owner, clip_name, clip)
@@ -543,6 +536,7 @@ def _outside_step(closure: Any, modes: list[RecorderMode]) -> Any:
             # An optimizer that calls the closure again (LBFGS) has used the gradients
             # of the previous call: zeroing them in the closure throws nothing away.
             mode.events.grads_pending = False
+            mode.events.protocol.append(StepEvent(next(mode.order), "closure", None))
         try:
             return closure(*args, **kwargs)
         finally:
@@ -612,12 +606,23 @@ def _after_step(mode: RecorderMode, optimizer: Any) -> None:
             params = [p for group in optimizer.param_groups for p in group["params"]]
             mode.stale.after_step(optimizer, params)
         frozen, mode.frozen_in_step = mode.frozen_in_step, []
+        moved: dict[SourceLine | None, list[int]] = {}
         with torch._C.DisableTorchFunction():
             for param, version, total, off in frozen:
                 # plain SGD adds lr * 0: the version moves, the values do not
-                moved = param._version != version and float(param.sum()) != total
-                if moved and id(param) not in events.frozen_steps:
-                    events.frozen_steps[id(param)] = FrozenStep(off, mode.step_line)
+                if param._version != version and float(param.sum()) != total:
+                    moved.setdefault(off, []).append(id(param))
+        for off, ids in moved.items():
+            events.protocol.append(
+                StepEvent(
+                    next(mode.order),
+                    "moved",
+                    mode.step_line,
+                    optimizer=id(optimizer),
+                    origin=off,
+                    params=tuple(ids),
+                )
+            )
     mode.in_optimizer = max(0, mode.in_optimizer - 1)
     events.steps += 1
     events.grads_pending = False
@@ -669,7 +674,6 @@ def _scaler_patches(p: Patches) -> None:
         return
     original_scale = scaler_class.__dict__["scale"]
     original_unscale = scaler_class.__dict__["unscale_"]
-    original_update = scaler_class.__dict__["update"]
 
     def scale(self: Any, outputs: Any) -> Any:
         modes = MODES.here()
@@ -680,22 +684,17 @@ def _scaler_patches(p: Patches) -> None:
             for mode in modes:
                 mode.events.amp = True
                 if enabled:
-                    mode.events.scaled_pending = True
+                    protocol = mode.events.protocol
+                    protocol.append(StepEvent(next(mode.order), "scale", None))
         return original_scale(self, outputs)
 
     def unscale_(self: Any, optimizer: Any) -> Any:
         for mode in MODES.here():
-            mode.events.scaled_pending = False
+            mode.events.protocol.append(StepEvent(next(mode.order), "unscale", None))
         return original_unscale(self, optimizer)
-
-    def update(self: Any, *args: Any, **kwargs: Any) -> Any:
-        for mode in MODES.here():
-            mode.events.scaled_pending = False
-        return original_update(self, *args, **kwargs)
 
     p.set(scaler_class, "scale", scale)
     p.set(scaler_class, "unscale_", unscale_)
-    p.set(scaler_class, "update", update)
 
 
 # -- distributions, pruning, parametrizations ----------------------------------------------------

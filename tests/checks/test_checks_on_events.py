@@ -10,13 +10,13 @@ from __future__ import annotations
 import torch
 
 from gradprobe._recorder import Backward, Events
-from gradprobe._recorder.events import EmptyLoad, StaleStep, Typo
+from gradprobe._recorder.events import EmptyLoad, StepEvent, Typo
 from gradprobe._recorder.events import LeafBackward as LeafBackwardEvent
-from gradprobe.checks import Check, CheckRunner, OpCall, Run
+from gradprobe.checks import Check, CheckRunner, OpCall, Run, StepCall
 from gradprobe.checks.losses import BroadcastTarget
 from gradprobe.checks.missing_gradients import FlatGradients, LeafBackward
-from gradprobe.checks.optimizer import ClipOrder, GradientsNotZeroed, ZeroedBeforeStep
 from gradprobe.checks.parameters import EmptyLoads, FreezeTypos
+from gradprobe.checks.protocol import StepProtocol
 from gradprobe.findings import Finding
 
 FILE = "/project/train.py"
@@ -34,36 +34,78 @@ def lines(finding: Finding) -> list[tuple[str, int]]:
     return [(loc.role, loc.line) for loc in finding.locations]
 
 
-def test_gradients_not_zeroed_needs_two_stale_steps() -> None:
+def timeline(*kinds: tuple[str, int]) -> Events:
+    """Events whose protocol timeline is ``kinds``: (kind, line) in order; each clipping is
+    given one parameter that has a gradient, each step one."""
     events = Events()
-    events.stale_steps.append(StaleStep(at(12), at(13)))
-    assert conclude(GradientsNotZeroed, events) == []  # one step is accumulation
-    events.stale_steps.append(StaleStep(at(12), at(13)))
-    (finding,) = conclude(GradientsNotZeroed, events)
+    for order, (kind, line) in enumerate(kinds):
+        events.protocol.append(StepEvent(order, kind, at(line), grads=1, given=1))
+    return events
+
+
+def protocol_codes(events: Events) -> list[tuple[str, list[tuple[str, int]]]]:
+    return [(f.code, lines(f)) for f in conclude(StepProtocol, events)]
+
+
+def test_gradients_not_zeroed_needs_two_stale_steps() -> None:
+    def stale(order: int) -> StepEvent:
+        return StepEvent(order, "stale", at(13), origin=at(12))
+
+    events = timeline(("backward", 12), ("step", 13))
+    events.protocol.append(stale(2))
+    assert protocol_codes(events) == []  # one step on a sum is accumulation
+    events.protocol.extend([StepEvent(3, "backward", at(12)), StepEvent(4, "step", at(13))])
+    events.protocol.append(stale(5))
+    (finding,) = conclude(StepProtocol, events)
     assert finding.code == "GP134"
     assert lines(finding) == [("cause", 12), ("read", 13)]
     assert finding.details["steps"] == 2
 
 
 def test_zeroing_before_the_step_only_matters_in_a_training_loop() -> None:
-    events = Events()
-    events.zeroings.append(at(20))
-    assert conclude(ZeroedBeforeStep, events) == []
-    events.steps = 3
-    (finding,) = conclude(ZeroedBeforeStep, events)
-    assert (finding.code, lines(finding)) == ("GP110", [("cause", 20)])
+    assert protocol_codes(timeline(("backward", 19), ("zero", 20))) == []
+    found = protocol_codes(timeline(("backward", 19), ("zero", 20), ("step", 21)))
+    assert found == [("GP110", [("cause", 20)])]
+
+
+def test_zeroing_after_the_gradients_were_read_is_not_work_thrown_away() -> None:
+    assert (
+        protocol_codes(timeline(("backward", 19), ("read", 20), ("zero", 21), ("step", 22))) == []
+    )
+    # a read belongs to the backward before it: the next backward's gradients are unread
+    found = protocol_codes(
+        timeline(("backward", 19), ("read", 20), ("backward", 19), ("zero", 21), ("step", 22))
+    )
+    assert found == [("GP110", [("cause", 21)])]
 
 
 def test_clipping_with_no_fresh_gradients_and_before_unscale() -> None:
-    events = Events()
-    events.steps = 1
-    events.early_clips.append(at(8))
-    events.scaled_clips.append(at(30))
-    found = conclude(ClipOrder, events)
-    assert [(f.code, lines(f)) for f in found] == [
-        ("GP119", [("cause", 8)]),
-        ("GP127", [("cause", 30)]),
-    ]
+    found = protocol_codes(timeline(("clip", 8), ("backward", 9), ("step", 10)))
+    assert found == [("GP119", [("cause", 8)])]
+    scaled = timeline(("scale", 28), ("backward", 29), ("clip", 30), ("step", 31))
+    assert protocol_codes(scaled) == [("GP127", [("cause", 30)])]
+    unscaled = timeline(("scale", 28), ("backward", 29), ("unscale", 0), ("clip", 30), ("step", 31))
+    assert protocol_codes(unscaled) == []
+
+
+def test_a_step_that_moved_frozen_parameters_names_the_freeze() -> None:
+    events = timeline(("backward", 5), ("step", 6))
+    events.protocol.append(StepEvent(2, "moved", at(6), origin=at(3), params=(11, 12)))
+    events.protocol.append(StepEvent(3, "moved", at(6), origin=at(3), params=(11,)))
+    (finding,) = conclude(StepProtocol, events)
+    assert (finding.code, lines(finding)) == ("GP111", [("cause", 3), ("read", 6)])
+    assert finding.details["parameters"] == ["a parameter", "a parameter"]
+
+
+def test_the_timeline_is_read_as_it_grows() -> None:
+    """A long run keeps only the latest events: what was read after each step stays."""
+    check = StepProtocol()
+    events = timeline(("backward", 19), ("zero", 20), ("step", 21))
+    run = Run(events=events)
+    check.on_step(StepCall(run, None, at(21)))
+    events.protocol.clear()  # dropped by the bounded deque
+    events.protocol.extend([StepEvent(3, "backward", at(19)), StepEvent(4, "step", at(21))])
+    assert [f.code for f in check.conclude(run)] == ["GP110"]
 
 
 def test_a_broadcast_loss_names_its_line_and_the_fix() -> None:

@@ -1,12 +1,16 @@
 """The training-step protocol: clipping inside an accumulation window (GP142), a step with
-no backward since the last one (GP143), clipping handed an exhausted iterator (GP144); and
-the correct loops of the same shapes, which must stay silent."""
+no backward since the last one (GP143), clipping handed an exhausted iterator (GP144), steps
+on returned gradients (GP165), gradients never reset (GP134), frozen layers still moving
+(GP111); and the correct loops of the same shapes, which must stay silent."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from _run import diagnose, line_of, roles
+
+from gradprobe._recorder import events as events_module
 
 _HEAD = """
 import torch
@@ -195,3 +199,93 @@ for x in batches[:2]:
 """,
     )
     assert found == []
+
+
+def test_a_mistake_early_in_a_run_longer_than_the_timeline_is_still_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recorder keeps only the latest protocol events; the check reads them after every
+    step, so a mistake in the first iteration of a long run is not lost."""
+    monkeypatch.setattr(events_module, "_MAX_PROTOCOL", 12)
+    found, text = codes(
+        tmp_path,
+        """
+for i in range(30):
+    model(batches[i % 8]).pow(2).mean().backward()
+    if i == 0:
+        model.zero_grad()  # drops the first backward's gradients
+    opt.step()
+    opt.zero_grad()
+""",
+    )
+    assert found == [("GP110", [("cause", line_of(text, "drops the first"))])]
+
+
+def test_steps_on_gradients_never_reset_and_frozen_layers_moving_share_the_timeline(
+    tmp_path: Path,
+) -> None:
+    """GP134 and GP111 come from the same timeline as the step-order findings: a loop that
+    never resets gradients, and a layer frozen mid-run whose zero .grad the optimizer keeps
+    applying momentum to."""
+    found, text = codes(
+        tmp_path,
+        """
+for i, x in enumerate(batches):
+    model(x).pow(2).mean().backward()  # adds onto the last step's gradients
+    opt.step()  # steps on the sum
+""",
+    )
+    assert found == [
+        (
+            "GP134",
+            [
+                ("cause", line_of(text, "adds onto the last")),
+                ("read", line_of(text, "steps on the sum")),
+            ],
+        )
+    ]
+    found, text = codes(
+        tmp_path,
+        """
+for i, x in enumerate(batches):
+    if i == 4:
+        model[0].weight.requires_grad_(False)  # freeze the first layer
+    opt.zero_grad(set_to_none=False)
+    model(x).pow(2).mean().backward()
+    opt.step()  # momentum still moves it
+""",
+    )
+    assert found == [
+        (
+            "GP111",
+            [
+                ("cause", line_of(text, "freeze the first layer")),
+                ("read", line_of(text, "momentum still moves it")),
+            ],
+        )
+    ]
+
+
+def test_gradients_never_reset_after_the_first_layer_was_frozen_are_named(
+    tmp_path: Path,
+) -> None:
+    """The parameters followed for GP134 are ones that still learn: freezing the first
+    layer (which gets no more gradients) must not hide a loop that stops resetting them."""
+    found, text = codes(
+        tmp_path,
+        """
+for x in batches[:3]:
+    opt.zero_grad()
+    model(x).pow(2).mean().backward()
+    opt.step()
+model[0].requires_grad_(False)
+for param in model[0].parameters():
+    param.grad = None
+for x in batches[3:]:
+    model(x).pow(2).mean().backward()  # never reset in this loop
+    opt.step()
+""",
+    )
+    assert [(code, where[0]) for code, where in found] == [
+        ("GP134", ("cause", line_of(text, "never reset in this loop")))
+    ]

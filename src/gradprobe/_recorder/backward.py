@@ -125,7 +125,6 @@ class _BackwardNotes:
                 _window.step_done(self)  # drop what no analysis needs of older steps
         if kind == _BACKWARD:  # autograd.grad returns gradients; it fills no .grad
             events.grads_pending = True
-            events.grads_read = False
             events.protocol.append(StepEvent(next(self.order), "backward", line))
         elif kind == _AUTOGRAD_GRAD and not create:  # gradients returned, .grad untouched
             events.protocol.append(StepEvent(next(self.order), "grad_returned", line))

@@ -161,18 +161,40 @@ class CtxWrite:
 
 @dataclass(frozen=True, slots=True)
 class StepEvent:
-    """One event of the training-step protocol: a ``backward()`` that filled gradients, a
-    gradient clipping, an optimizer step."""
+    """One event of the training-step protocol, in the order the user's code made them.
+
+    ==================  ======================================================================
+    kind                what happened (``line``: the user's line; other fields as noted)
+    ==================  ======================================================================
+    ``backward``        a ``backward()`` filled ``.grad``
+    ``grads``           ``.grad`` assigned by hand (per-sample DP-SGD, ``torch.func``)
+    ``grad_returned``   ``torch.autograd.grad`` returned gradients (``.grad`` untouched)
+    ``read``            the user's code read a filled ``.grad`` (once per run of reads)
+    ``zero``            a filled ``.grad`` set to ``None`` outside a step (``zero_grad()``,
+                        ``p.grad = None``)
+    ``scale``           a ``GradScaler`` scaled a loss; ``unscale``: it unscaled gradients
+    ``clip``            a gradient clipping; ``grads``/``given``: tensors with a gradient /
+                        all tensors it was given
+    ``step``            an optimizer step; ``optimizer``: its id, ``grads``: parameters
+                        with a gradient, ``closure``: ``step(closure)``
+    ``closure``         the optimizer called that closure (it used the gradients so far)
+    ``stale``           the step just before used gradients a backward at ``origin`` had
+                        added onto ones an earlier step used, untouched since; ``line`` is
+                        the step's (hand-written updates have no ``step`` event)
+    ``moved``           the step just before changed frozen parameters (``params``, ids)
+                        through the zero ``.grad`` they kept; ``origin``: the freeze
+    ==================  ======================================================================
+    """
 
     order: int
-    # "backward", "grads" (.grad assigned by hand), "grad_returned" (autograd.grad),
-    # "clip", "step"
     kind: str
     line: SourceLine | None
-    optimizer: int = 0  # id of the optimizer that stepped
-    grads: int = 0  # clip: tensors with a gradient it was given; step: parameters with one
-    given: int = 0  # clip: tensors it was given at all
-    closure: bool = False  # step(closure): the closure runs the backward
+    optimizer: int = 0
+    grads: int = 0
+    given: int = 0
+    closure: bool = False
+    origin: SourceLine | None = None
+    params: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,20 +338,6 @@ class OpLine(NamedTuple):
     op: str
 
 
-class StaleStep(NamedTuple):
-    """An optimizer step that used gradients still holding an earlier step's."""
-
-    backward: SourceLine | None  # the backward that added onto them
-    step: SourceLine | None
-
-
-class FrozenStep(NamedTuple):
-    """A frozen parameter an optimizer step still changed."""
-
-    freeze: SourceLine | None
-    step: SourceLine | None
-
-
 class HookWrite(NamedTuple):
     """A tensor hook that wrote in place to the gradient it was given."""
 
@@ -433,11 +441,7 @@ class Events:
     # line -> the backwards (orders) whose graphs it chained onto
     kept_alive: dict[SourceLine, set[int]] = field(default_factory=dict)
     reparams: dict[int, Reparam] = field(default_factory=dict)  # id(parameter) ->
-    zeroings: list[SourceLine | None] = field(default_factory=list)  # grads dropped unused
     grads_pending: bool = False  # a backward filled grads that no optimizer step used yet
-    # the user's code read a .grad since the last backward (a gradient check, a comparison,
-    # a norm logged): zeroing them before a step is then not work thrown away
-    grads_read: bool = False
     steps: int = 0
     amp: bool = False  # a GradScaler scaled a loss: inf gradients are expected
     first_use: dict[int, NodeKey] = field(default_factory=dict)  # id(leaf) -> first node
@@ -475,7 +479,8 @@ class Events:
     # requires_grad set on a tensor computed by an op, which torch refused: (the line that
     # set it, the line that computed the tensor)
     nonleaf_flags: list[NonLeafFlag] = field(default_factory=list)
-    # the training-step protocol, latest last (bounded: the checks read local patterns)
+    # the training-step protocol, latest last (bounded: the protocol check reads what is
+    # new after every optimizer step, and the rest when the run ends)
     protocol: deque[StepEvent] = field(default_factory=lambda: deque(maxlen=_MAX_PROTOCOL))
     # a top-level model called in eval mode with gradients on, by the calling line:
     # (calls, the eval() line, the output nodes of the first calls)
@@ -495,12 +500,6 @@ class Events:
     # modules the user switched to eval() whose parameters an optimizer later stepped with
     # gradients: id(module) -> the eval() line (GP111 when eval() changed nothing)
     eval_trained: dict[int, SourceLine | None] = field(default_factory=dict)
-    # optimizer steps that used gradients still holding an earlier step's (GP134):
-    # (the backward that added onto them, the step line)
-    stale_steps: list[StaleStep] = field(default_factory=list)
-    # frozen parameters (requires_grad turned off) an optimizer step still changed, through
-    # a zero .grad kept by zero_grad(set_to_none=False) (GP111): id -> (freeze line, step)
-    frozen_steps: dict[int, FrozenStep] = field(default_factory=dict)
     # tensor hooks that wrote in place to the gradient they were given: hook name ->
     # (the line, whether the write failed) (GP309)
     hook_writes: dict[str, HookWrite] = field(default_factory=dict)
@@ -518,12 +517,6 @@ class Events:
     eval_mode_steps: dict[int, EvalModeStep] = field(default_factory=dict)
     # nn.Parameter(p.clone()) of another parameter p: (line, id(p), id(new parameter))
     parameter_copies: list[ParameterCopy] = field(default_factory=list)
-    # clip_grad_norm_/clip_grad_value_ called with no fresh gradients: lines
-    early_clips: list[SourceLine | None] = field(default_factory=list)
-    # a GradScaler scaled a loss and nothing unscaled its gradients yet; clipping then
-    # (the lines) measures gradients multiplied by the scale
-    scaled_pending: bool = False
-    scaled_clips: list[SourceLine | None] = field(default_factory=list)
     # ops that refused an inference tensor: (line, cuts that made the tensor)
     inference_uses: list[InferenceUse] = field(default_factory=list)
     # Tensor.register_hook calls by the hook's __name__: (register line, the line the hook

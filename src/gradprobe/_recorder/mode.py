@@ -66,6 +66,7 @@ from gradprobe._recorder.events import (
     NonFinite,
     OpLine,
     SourceLine,
+    StepEvent,
     Write,
 )
 from gradprobe._recorder.flows import _FlowNotes
@@ -157,6 +158,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
 
         self.frozen_in_step: list[tuple[torch.Tensor, int, float, SourceLine | None]] = []
         self.step_line: SourceLine | None = None
+        self.zero_place = (0, -1)  # (id(frame), instruction) of the latest "zero" event
         # log-probabilities: True once they are of chosen actions (Distribution.log_prob of
         # a sample, or log_softmax entries picked by index), False for a full log_softmax
         self.log_probs = _TensorMap[bool]()
@@ -169,7 +171,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         # tensors made inside an inference_mode block -> (the op's line, the block's line)
         self.inference_made: _TensorMap[InferenceOrigin] = _TensorMap()
         self.in_optimizer = 0
-        self.stale = StaleGrads(events)
+        self.stale = StaleGrads(events, self.order)
         self.mark = _current_sequence()
         # torch >= 2.14: node_creation_hook hands over every node as it is made (NOTE
         # [recorder]); record() installs it and sets `hooked`. Nodes wait here until the
@@ -328,8 +330,14 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         if grad_in and func in _LOSS_TARGETS:
             self._loss_target(func, args, kwargs)
         if kind == _GRAD_READ:
-            if result is not None and events.grads_pending and not events.grads_read:
-                events.grads_read = is_user_file(caller.f_code.co_filename)
+            if (
+                result is not None
+                and events.grads_pending
+                and (not events.protocol or events.protocol[-1].kind != "read")
+                and is_user_file(caller.f_code.co_filename)
+            ):  # a gradient check, a comparison, a norm logged: the gradients were used
+                line = _user_line(sys._getframe(1)) if line is False else line
+                events.protocol.append(StepEvent(next(self.order), "read", line))
             if result is None and args and isinstance(args[0], torch.Tensor):
                 tensor = args[0]
                 node = _grad_fn(tensor)

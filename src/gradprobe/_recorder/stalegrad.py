@@ -11,7 +11,8 @@ their ``.grad`` (weak references only):
   version, not all zeros) makes it *stale*;
 - anything else that touches it (``zero_grad``, ``grad = None``, ``grad.zero_()``, a new
   tensor) resets it;
-- a step that finds a stale gradient still untouched is the bug.
+- a step that finds a stale gradient still untouched is the bug: a ``stale`` event on the
+  protocol timeline, which the protocol check reads (GP134 from the second one).
 
 A GAN's generator backward also adds into the discriminator's used gradients, but the
 discriminator's ``zero_grad()`` resets them before its next step, so it is not reported.
@@ -27,9 +28,11 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from gradprobe._recorder.events import StaleStep
+from gradprobe._recorder.events import StepEvent
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from gradprobe._recorder.events import Events, SourceLine
 
 __all__ = ["StaleGrads"]
@@ -52,8 +55,9 @@ class _Sample:
 class StaleGrads:
     """Per-optimizer state; called by the recorder's step hooks and its backward wrapper."""
 
-    def __init__(self, events: Events) -> None:
+    def __init__(self, events: Events, order: Iterator[int]) -> None:
         self.events = events
+        self.order = order  # the recording's event counter
         self.samples: dict[int, list[_Sample]] = {}  # id(optimizer) or _MANUAL -> samples
 
     def before_step(self, optimizer: object, line: SourceLine | None) -> None:
@@ -82,12 +86,24 @@ class StaleGrads:
     def after_step(self, optimizer: object, params: Sequence[torch.Tensor]) -> None:
         key = id(optimizer)
         with torch._C.DisableTorchFunction():
-            if key not in self.samples:
-                if len(self.samples) >= _OPTIMIZERS:
-                    return
-                chosen = [p for p in params if _cpu_grad(p) is not None][:_SAMPLES]
-                self.samples[key] = [_Sample(weakref.ref(p)) for p in chosen]
-            for sample in self.samples[key]:
+            if key not in self.samples and len(self.samples) >= _OPTIMIZERS:
+                return
+            samples = self.samples.setdefault(key, [])
+            # follow parameters that still learn: a backbone frozen mid-run gets no more
+            # backward() calls, so its gradients would never look stale
+            samples[:] = [s for s in samples if (p := s.param()) is not None and p.requires_grad]
+            if len(samples) < _SAMPLES:
+                followed = {id(s.param()) for s in samples}
+                for param in reversed(params):  # the last layers: the head a fine-tune trains
+                    if len(samples) >= _SAMPLES:
+                        break
+                    if (
+                        param.requires_grad
+                        and id(param) not in followed
+                        and _cpu_grad(param) is not None
+                    ):
+                        samples.append(_Sample(weakref.ref(param)))
+            for sample in samples:
                 self._remember(sample)
                 sample.used = sample.grad is not None
                 sample.stale = False
@@ -120,8 +136,7 @@ class StaleGrads:
         if sample.stale is False or not self._untouched(sample):
             return False
         backward = sample.stale if sample.stale is not True else None
-        if len(self.events.stale_steps) < 20:
-            self.events.stale_steps.append(StaleStep(backward, line))
+        self.events.protocol.append(StepEvent(next(self.order), "stale", line, origin=backward))
         return True
 
     @staticmethod

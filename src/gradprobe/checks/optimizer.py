@@ -1,5 +1,6 @@
-"""The training-step protocol: zero_grad, backward, (unscale, clip), step — in that order,
-on the parameters that should learn."""
+"""Optimizers and the parameters they hold: every parameter that learns is stepped by an
+optimizer built after it (GP116). The order of the steps themselves is
+:mod:`gradprobe.checks.protocol`'s."""
 
 from __future__ import annotations
 
@@ -13,61 +14,10 @@ from gradprobe._recorder import (
     SourceLine,
 )
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.checks._common import _locations, _top_modules, _where, container_attribute, location
+from gradprobe.checks._common import _locations, _top_modules, _where, container_attribute
 from gradprobe.findings import Finding, LocationRole, make_finding
 
-__all__ = [
-    "ClipOrder",
-    "FrozenButStepped",
-    "GradientsNotZeroed",
-    "OptimizerCoverage",
-    "ZeroedBeforeStep",
-]
-
-
-@register
-class ZeroedBeforeStep(Check):
-    """Gradients reset between backward and step, so the step uses none (GP110)."""
-
-    name = "gradprobe.optimizer.zeroed_before_step"
-    codes = ("GP110",)
-
-    def conclude(self, run: Run) -> Iterable[Finding]:
-        return _zeroed(run.events)
-
-
-@register
-class ClipOrder(Check):
-    """Clipping before backward, or before ``scaler.unscale_`` (GP119, GP127)."""
-
-    name = "gradprobe.optimizer.clip_order"
-    codes = ("GP119", "GP127")
-
-    def conclude(self, run: Run) -> Iterable[Finding]:
-        return [*_early_clips(run.events), *_scaled_clips(run.events)]
-
-
-@register
-class GradientsNotZeroed(Check):
-    """Optimizer steps on gradients never reset between iterations (GP134)."""
-
-    name = "gradprobe.optimizer.gradients_not_zeroed"
-    codes = ("GP134",)
-
-    def conclude(self, run: Run) -> Iterable[Finding]:
-        return stale_steps(run.events)
-
-
-@register
-class FrozenButStepped(Check):
-    """A layer frozen after the optimizer was built that the optimizer still moves (GP111)."""
-
-    name = "gradprobe.optimizer.frozen_but_stepped"
-    codes = ("GP111",)
-    reads_modules = True
-
-    def conclude(self, run: Run) -> Iterable[Finding]:
-        return stepped_freezes(run.events, list(run.modules))
+__all__ = ["OptimizerCoverage"]
 
 
 @register
@@ -85,61 +35,6 @@ class OptimizerCoverage(Check):
 
 
 # -- analyses ---------------------------------------------------------------------------
-
-
-def _scaled_clips(events: Events) -> list[Finding]:
-    if not events.scaled_clips:
-        return []
-    line = events.scaled_clips[0]
-    return [
-        make_finding(
-            "GP127",
-            message=(
-                f"Gradient clipping at {_where(line)} ran on gradients a GradScaler had "
-                "multiplied by its loss scale (65536 at the start) and nobody unscaled: the "
-                "norm it measures is the scaled one, so nearly every step is clipped to a "
-                "tiny update (and clip_grad_value_ thresholds mean nothing). Call "
-                "scaler.unscale_(optimizer) between backward() and the clipping."
-            ),
-            locations=_locations((line, "cause")),
-        )
-    ]
-
-
-def _early_clips(events: Events) -> list[Finding]:
-    if not events.steps or not events.early_clips:
-        return []
-    line = events.early_clips[0]
-    return [
-        make_finding(
-            "GP119",
-            message=(
-                f"Gradient clipping at {_where(line)} ran when no backward() had produced "
-                "gradients for the next optimizer step: it clipped stale or zeroed gradients, "
-                "and the ones step() applies are not clipped at all. Clip between "
-                "loss.backward() and optimizer.step()."
-            ),
-            locations=_locations((line, "cause")),
-        )
-    ]
-
-
-def _zeroed(events: Events) -> list[Finding]:
-    if not events.steps:
-        return []  # no training loop: zeroing gradients after backward is nobody's bug
-    return [
-        make_finding(
-            "GP110",
-            message=(
-                f"At {_where(line)} gradients were set to None after a backward() whose "
-                "gradients no optimizer step had used yet: that backward's work is thrown "
-                "away. If you accumulate over micro-batches, zero the gradients only right "
-                "after optimizer.step()."
-            ),
-            locations=_locations((line, "cause")),
-        )
-        for line in events.zeroings[:1]
-    ]
 
 
 def optimizer_coverage(
@@ -292,60 +187,3 @@ def _made_in_forward(
         if line is not None and line[2] == "forward":
             return line
     return None
-
-
-def stepped_freezes(events: Events, modules: Sequence[torch.nn.Module]) -> list[Finding]:
-    if not events.frozen_steps:
-        return []
-    names: dict[int, str] = {}
-    for top in _top_modules(modules):
-        for name, param in top.named_parameters():
-            names.setdefault(id(param), name)
-    by_line: dict[tuple[SourceLine | None, SourceLine | None], list[str]] = {}
-    for key, lines in events.frozen_steps.items():
-        by_line.setdefault(lines, []).append(names.get(key, "a parameter"))
-    found: list[Finding] = []
-    for (frozen, step), params in list(by_line.items())[:3]:
-        listed = ", ".join(params[:4]) + (f" and {len(params) - 4} more" if len(params) > 4 else "")
-        pairs: list[tuple[SourceLine | None, LocationRole]] = [(frozen, "cause"), (step, "read")]
-        found.append(
-            make_finding(
-                "GP111",
-                message=(
-                    f"{listed} {'was' if len(params) == 1 else 'were'} frozen at "
-                    f"{_where(frozen)} (requires_grad=False), but the optimizer step at "
-                    f"{_where(step)} still changed {'it' if len(params) == 1 else 'them'}: "
-                    "the .grad left in place (zero_grad(set_to_none=False) keeps a zero "
-                    "tensor) is not None, so momentum, Adam's moments or weight decay still "
-                    "apply. Set the frozen parameters' .grad to None when freezing, or take "
-                    "them out of the optimizer."
-                ),
-                locations=[loc for line, role in pairs if (loc := location(line, role))],
-                details={"parameters": params[:20]},
-            )
-        )
-    return found
-
-
-def stale_steps(events: Events) -> list[Finding]:
-    """GP134 once two steps used gradients that still held an earlier step's."""
-    if len(events.stale_steps) < 2:
-        return []
-    backward, step = events.stale_steps[0]
-    pairs: list[tuple[SourceLine | None, LocationRole]] = [(backward, "cause"), (step, "read")]
-    count = len(events.stale_steps)
-    more = f"{count}" if count < 20 else "at least 20"
-    return [
-        make_finding(
-            "GP134",
-            message=(
-                f"The gradients were not reset between optimizer steps: the backward at "
-                f"{_where(backward)} added into gradients that the step at {_where(step)} had "
-                f"already used, and {more} steps updated with gradients that still held "
-                "earlier steps' (the sum of every gradient since the last reset). Call "
-                "optimizer.zero_grad() before each backward (or right after step())."
-            ),
-            locations=[loc for line, role in pairs if (loc := location(line, role))],
-            details={"steps": count},
-        )
-    ]

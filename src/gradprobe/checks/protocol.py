@@ -1,20 +1,39 @@
-"""The training-step protocol: the order of ``backward()``, gradient clipping and
-``optimizer.step()`` calls, read as one timeline per run.
+"""The training-step protocol, read as one timeline per run.
 
-A step applies what the backward calls since the previous step accumulated; clipping
-belongs between the last backward of a window and its step. From that model: clipping
-repeated inside an accumulation window (GP142), a step with no backward since the same
-optimizer's last step (GP143), clipping that was handed an exhausted iterator (GP144), a step on no gradient after
-``torch.autograd.grad`` returned them (GP165).
+The recorder writes the protocol's events in the order the user's code made them
+(:class:`~gradprobe._recorder.StepEvent`): ``backward()`` calls, gradients assigned or
+returned, ``.grad`` reads, gradients reset, loss scaling, clipping, optimizer steps. A step
+applies what the backward calls since the previous step accumulated: the events between two
+steps are one *window* (an accumulation window when it holds several backward calls).
+
+One reader walks that timeline and keeps the state of the protocol: whether gradients are
+filled that no step used yet, whether the user read them since, whether a loss scale is on
+them, which optimizer stepped when. Every mistake is a transition the protocol forbids:
+
+=======  ===============================================================================
+GP110    gradients set to ``None`` after a backward and before any step used or read them
+GP119    clipping with no backward since the last step (it clips what step() will not use)
+GP127    clipping gradients a ``GradScaler`` scaled and nothing unscaled
+GP142    the same clipping repeated after each backward of one accumulation window
+GP143    a step with no backward since the same optimizer's previous step
+GP144    clipping handed an iterator that was already consumed (no parameters)
+GP165    a step on no gradient after ``torch.autograd.grad`` returned them
+GP134    steps on gradients a backward added onto ones an earlier step used (``stale``)
+GP111    a step that still moved frozen parameters through the zero ``.grad`` they kept
+=======  ===============================================================================
+
+The reader consumes what is new after every optimizer step, so a long run is read whole
+though the recorder keeps only the latest events.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 from gradprobe._recorder import SourceLine, StepEvent
-from gradprobe.checks._api import Check, Run, register
-from gradprobe.checks._common import _locations, _where
+from gradprobe.checks._api import Check, Run, StepCall, register
+from gradprobe.checks._common import _locations, _top_modules, _where
 from gradprobe.findings import Finding, make_finding
 
 __all__ = ["StepProtocol"]
@@ -22,141 +41,331 @@ __all__ = ["StepProtocol"]
 
 @register
 class StepProtocol(Check):
-    """Clipping and stepping out of order with the backward calls (GP142-GP144, GP165)."""
+    """The order of backward, reading, resetting, scaling, clipping and stepping
+    (GP110, GP111, GP119, GP127, GP134, GP142-GP144, GP165)."""
 
     name = "gradprobe.protocol.step_order"
-    codes = ("GP142", "GP143", "GP144", "GP165")
+    codes = ("GP110", "GP111", "GP119", "GP127", "GP134", "GP142", "GP143", "GP144", "GP165")
+    reads_modules = True  # GP111 names the frozen parameters
+
+    def __init__(self) -> None:
+        self.timeline = Timeline()
+
+    def on_step(self, step: StepCall) -> None:
+        self.timeline.read(step.run.events.protocol)
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        timeline = list(run.events.protocol)
-        return [
-            *_window_clips(timeline),
-            *_repeated_steps(timeline),
-            *_empty_clips(timeline),
-            *_returned_gradients(timeline),
-        ]
+        self.timeline.read(run.events.protocol)
+        names: dict[int, str] = {}
+        if self.timeline.moved:
+            for top in _top_modules(run.modules):
+                for name, param in top.named_parameters():
+                    names.setdefault(id(param), name)
+        return self.timeline.findings(names)
 
 
-def _windows(timeline: Sequence[StepEvent]) -> Iterable[tuple[list[StepEvent], StepEvent]]:
-    """The events between one optimizer step and the next, with the step that ends them."""
-    window: list[StepEvent] = []
-    for event in timeline:
-        if event.kind == "step":
-            yield window, event
-            window = []
-        else:
-            window.append(event)
+@dataclass
+class _Window:
+    """What happened since the latest step (or the closure call that used the gradients)."""
+
+    filled: int = -1  # order of the latest backward (or hand-assigned gradients); -1: none
+    read: bool = False  # the user's code read .grad since that backward
+    scaled: bool = False  # a GradScaler scaled a loss whose gradients nothing unscaled yet
+    backwards: int = 0
+    fills: int = 0  # backward calls and hand-assigned gradients
+    clips: dict[SourceLine | None, int] = field(default_factory=dict)  # after a backward
+    returned: StepEvent | None = None  # the latest autograd.grad
 
 
-def _window_clips(timeline: Sequence[StepEvent]) -> list[Finding]:
-    """The same clipping line run after several backward calls of one window."""
+@dataclass
+class Timeline:
+    """The protocol's state, advanced one event at a time; what it found so far."""
+
+    seen: int = -1  # order of the latest event read
+    steps: int = 0
+    window: _Window = field(default_factory=_Window)
+    last_fill: int = -1  # order of the latest backward or hand-assigned gradients
+    last_step: dict[int, StepEvent] = field(default_factory=dict)  # optimizer id -> step
+    step_line: SourceLine | None = None
+    # what was found: the first of each kind (the runs after it repeat it)
+    zeroed: SourceLine | None = None
+    zeroed_seen: bool = False
+    early_clip: StepEvent | None = None
+    scaled_clip: StepEvent | None = None
+    window_clip: tuple[SourceLine | None, int, StepEvent] | None = None
+    repeated: tuple[StepEvent, StepEvent] | None = None
+    empty_clip: StepEvent | None = None
+    unused_return: tuple[StepEvent, StepEvent] | None = None
+    stale: list[StepEvent] = field(default_factory=list)  # the first, then a count
+    stale_steps: int = 0
+    moved: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(default_factory=dict)
+
+    def read(self, events: Sequence[StepEvent]) -> None:
+        """Advance over the events of ``events`` (oldest first) not read yet."""
+        new: list[StepEvent] = []
+        try:
+            for event in reversed(events):  # only the tail is new: read it back to front
+                if event.order <= self.seen:
+                    break
+                new.append(event)
+        except RuntimeError:  # appended to meanwhile (a module freed in another thread)
+            return  # read it at the next step, or at the end
+        for event in reversed(new):
+            self._advance(event)
+            self.seen = event.order
+
+    def _advance(self, event: StepEvent) -> None:
+        window = self.window
+        kind = event.kind
+        if kind in ("backward", "grads"):
+            window.filled = self.last_fill = event.order
+            window.read = False
+            window.backwards += kind == "backward"
+            window.fills += 1
+        elif kind == "grad_returned":
+            window.returned = event
+        elif kind == "read":
+            window.read = True
+        elif kind == "zero":
+            if window.filled >= 0 and not window.read and not self.zeroed_seen:
+                self.zeroed, self.zeroed_seen = event.line, True
+            window.filled = -1
+        elif kind == "scale":
+            window.scaled = True
+        elif kind == "unscale":
+            window.scaled = False
+        elif kind == "clip":
+            self._clip(event)
+        elif kind == "closure":
+            window.filled = -1  # the optimizer used what the closure's backward filled
+        elif kind == "step":
+            self._step(event)
+        elif kind == "stale":
+            self.stale_steps += 1
+            if not self.stale:
+                self.stale.append(event)
+        elif kind == "moved":
+            for key in event.params:
+                self.moved.setdefault(key, (event.origin, event.line))
+
+    def _clip(self, event: StepEvent) -> None:
+        window = self.window
+        if event.given == 0 and self.empty_clip is None:
+            self.empty_clip = event
+        if window.filled < 0:
+            if self.early_clip is None:
+                self.early_clip = event
+            return
+        if window.scaled and self.scaled_clip is None:
+            self.scaled_clip = event
+        if event.grads and window.backwards:
+            window.clips[event.line] = window.clips.get(event.line, 0) + 1
+
+    def _step(self, step: StepEvent) -> None:
+        window = self.window
+        self.steps += 1
+        self.step_line = step.line
+        if self.window_clip is None and not step.closure:
+            repeated = [(line, n) for line, n in window.clips.items() if n > 1]
+            if repeated:
+                self.window_clip = (*repeated[0], step)
+        before = self.last_step.get(step.optimizer)
+        self.last_step[step.optimizer] = step
+        if (
+            self.repeated is None
+            and before is not None
+            and not step.closure
+            and step.grads
+            and self.last_fill < before.order
+        ):
+            self.repeated = (step, before)
+        if (
+            self.unused_return is None
+            and window.returned is not None
+            and window.fills == 0
+            and not step.closure
+            and not step.grads
+        ):
+            self.unused_return = (window.returned, step)
+        self.window = _Window()
+
+    # -- what the timeline shows ----------------------------------------------------------
+
+    def findings(self, names: dict[int, str]) -> list[Finding]:
+        found: list[Finding] = []
+        if self.steps:  # without a training loop, none of these orders is anybody's bug
+            found += _zeroed(self.zeroed) if self.zeroed_seen else []
+            found += _early_clip(self.early_clip) if self.early_clip else []
+        found += _scaled_clip(self.scaled_clip) if self.scaled_clip else []
+        found += _window_clip(*self.window_clip) if self.window_clip else []
+        found += _repeated_step(*self.repeated) if self.repeated else []
+        found += _empty_clip(self.empty_clip) if self.empty_clip else []
+        found += _returned(*self.unused_return) if self.unused_return else []
+        if self.stale_steps >= 2:  # one step on a sum is accumulation; two are a loop
+            found += _stale(self.stale[0], self.stale_steps)
+        found += _moved(self.moved, names)
+        return found
+
+
+# -- the findings ---------------------------------------------------------------------------
+
+
+def _zeroed(line: SourceLine | None) -> list[Finding]:
+    return [
+        make_finding(
+            "GP110",
+            message=(
+                f"At {_where(line)} gradients were set to None after a backward() whose "
+                "gradients no optimizer step had used yet: that backward's work is thrown "
+                "away. If you accumulate over micro-batches, zero the gradients only right "
+                "after optimizer.step()."
+            ),
+            locations=_locations((line, "cause")),
+        )
+    ]
+
+
+def _early_clip(clip: StepEvent) -> list[Finding]:
+    return [
+        make_finding(
+            "GP119",
+            message=(
+                f"Gradient clipping at {_where(clip.line)} ran when no backward() had produced "
+                "gradients for the next optimizer step: it clipped stale or zeroed gradients, "
+                "and the ones step() applies are not clipped at all. Clip between "
+                "loss.backward() and optimizer.step()."
+            ),
+            locations=_locations((clip.line, "cause")),
+        )
+    ]
+
+
+def _scaled_clip(clip: StepEvent) -> list[Finding]:
+    return [
+        make_finding(
+            "GP127",
+            message=(
+                f"Gradient clipping at {_where(clip.line)} ran on gradients a GradScaler had "
+                "multiplied by its loss scale (65536 at the start) and nobody unscaled: the "
+                "norm it measures is the scaled one, so nearly every step is clipped to a "
+                "tiny update (and clip_grad_value_ thresholds mean nothing). Call "
+                "scaler.unscale_(optimizer) between backward() and the clipping."
+            ),
+            locations=_locations((clip.line, "cause")),
+        )
+    ]
+
+
+def _window_clip(line: SourceLine | None, count: int, step: StepEvent) -> list[Finding]:
+    return [
+        make_finding(
+            "GP142",
+            message=(
+                f"The gradients were clipped at {_where(line)} {count} times within "
+                f"one accumulation window, once after each backward(), before the "
+                f"step at {_where(step.line)} applied them: each clip scaled the "
+                "partial sum, so the earlier micro-batches are shrunk again by every "
+                "later clip. Clip once, right before optimizer.step()."
+            ),
+            locations=_locations((line, "cause"), (step.line, "read")),
+            details={"clips_per_window": count},
+        )
+    ]
+
+
+def _repeated_step(step: StepEvent, before: StepEvent) -> list[Finding]:
+    return [
+        make_finding(
+            "GP143",
+            message=(
+                f"optimizer.step() at {_where(step.line)} ran with no backward() "
+                f"since the same optimizer's step at {_where(before.line)}: it "
+                "applied the gradients .grad still held (or zeros) once more, and "
+                "momentum or Adam's moments moved the weights again."
+            ),
+            locations=_locations(
+                (step.line, "cause"),
+                (before.line if before.line != step.line else None, "read"),
+            ),
+            details={"parameters_with_grad": step.grads},
+        )
+    ]
+
+
+def _empty_clip(clip: StepEvent) -> list[Finding]:
+    return [
+        make_finding(
+            "GP144",
+            message=(
+                f"The gradient clipping at {_where(clip.line)} was given no "
+                "parameters: the iterator it received (model.parameters(), a filter "
+                "or generator) had already been consumed, so nothing was clipped and "
+                "the norm it returned is 0. Build a list once and pass it to both the "
+                "optimizer and the clipping."
+            ),
+            locations=_locations((clip.line, "cause")),
+        )
+    ]
+
+
+def _returned(returned: StepEvent, step: StepEvent) -> list[Finding]:
+    return [
+        make_finding(
+            "GP165",
+            message=(
+                f"optimizer.step() at {_where(step.line)} found no gradient in any of its "
+                f"parameters: the gradients computed at {_where(returned.line)} by "
+                "torch.autograd.grad were returned to the caller, and autograd.grad never "
+                "writes .grad, so the step changed nothing. Assign them (p.grad = g) "
+                "before step(), or call backward() instead."
+            ),
+            locations=_locations((returned.line, "cause"), (step.line, "read")),
+        )
+    ]
+
+
+def _stale(first: StepEvent, count: int) -> list[Finding]:
+    backward, step = first.origin, first.line
+    return [
+        make_finding(
+            "GP134",
+            message=(
+                f"The gradients were not reset between optimizer steps: the backward at "
+                f"{_where(backward)} added into gradients that the step at {_where(step)} had "
+                f"already used, and {count} steps updated with gradients that still held "
+                "earlier steps' (the sum of every gradient since the last reset). Call "
+                "optimizer.zero_grad() before each backward (or right after step())."
+            ),
+            locations=_locations((backward, "cause"), (step, "read")),
+            details={"steps": count},
+        )
+    ]
+
+
+def _moved(
+    moved: dict[int, tuple[SourceLine | None, SourceLine | None]], names: dict[int, str]
+) -> list[Finding]:
+    by_lines: dict[tuple[SourceLine | None, SourceLine | None], list[str]] = {}
+    for key, lines in moved.items():
+        by_lines.setdefault(lines, []).append(names.get(key, "a parameter"))
     found: list[Finding] = []
-    seen: set[SourceLine | None] = set()
-    for window, step in _windows(timeline):
-        clips: dict[SourceLine | None, int] = {}
-        backwards_before = 0
-        for event in window:
-            if event.kind == "backward":
-                backwards_before += 1
-            elif event.kind == "clip" and event.grads and backwards_before:
-                clips[event.line] = clips.get(event.line, 0) + 1
-        for line, count in clips.items():
-            if count < 2 or line in seen or step.closure:
-                continue
-            seen.add(line)
-            found.append(
-                make_finding(
-                    "GP142",
-                    message=(
-                        f"The gradients were clipped at {_where(line)} {count} times within "
-                        f"one accumulation window, once after each backward(), before the "
-                        f"step at {_where(step.line)} applied them: each clip scaled the "
-                        "partial sum, so the earlier micro-batches are shrunk again by every "
-                        "later clip. Clip once, right before optimizer.step()."
-                    ),
-                    locations=_locations((line, "cause"), (step.line, "read")),
-                    details={"clips_per_window": count},
-                )
-            )
-    return found[:1]
-
-
-def _repeated_steps(timeline: Sequence[StepEvent]) -> list[Finding]:
-    """A step of an optimizer with no backward since its previous step."""
-    last_step: dict[int, StepEvent] = {}
-    last_backward = -1
-    for event in timeline:
-        if event.kind in ("backward", "grads"):  # a backward, or gradients set by hand
-            last_backward = event.order
-        elif event.kind == "step":
-            before = last_step.get(event.optimizer)
-            last_step[event.optimizer] = event
-            if (
-                before is not None
-                and not event.closure
-                and event.grads
-                and last_backward < before.order
-            ):
-                return [
-                    make_finding(
-                        "GP143",
-                        message=(
-                            f"optimizer.step() at {_where(event.line)} ran with no backward() "
-                            f"since the same optimizer's step at {_where(before.line)}: it "
-                            "applied the gradients .grad still held (or zeros) once more, and "
-                            "momentum or Adam's moments moved the weights again."
-                        ),
-                        locations=_locations(
-                            (event.line, "cause"),
-                            (before.line if before.line != event.line else None, "read"),
-                        ),
-                        details={"parameters_with_grad": event.grads},
-                    )
-                ]
-    return []
-
-
-def _empty_clips(timeline: Sequence[StepEvent]) -> list[Finding]:
-    for event in timeline:
-        if event.kind == "clip" and event.given == 0:
-            return [
-                make_finding(
-                    "GP144",
-                    message=(
-                        f"The gradient clipping at {_where(event.line)} was given no "
-                        "parameters: the iterator it received (model.parameters(), a filter "
-                        "or generator) had already been consumed, so nothing was clipped and "
-                        "the norm it returned is 0. Build a list once and pass it to both the "
-                        "optimizer and the clipping."
-                    ),
-                    locations=_locations((event.line, "cause")),
-                )
-            ]
-    return []
-
-
-def _returned_gradients(timeline: Sequence[StepEvent]) -> list[Finding]:
-    """A step that found no gradient in any parameter, after autograd.grad and no backward
-    since the previous step: the gradients were returned, never stored in .grad."""
-    returned: StepEvent | None = None
-    for window, step in _windows(timeline):
-        kinds = {event.kind for event in window}
-        if "backward" in kinds or "grads" in kinds:
-            continue
-        returned = next((e for e in reversed(window) if e.kind == "grad_returned"), None)
-        if returned is None or step.closure or step.grads:
-            continue
-        return [
+    for (frozen, step), params in list(by_lines.items())[:3]:
+        listed = ", ".join(params[:4]) + (f" and {len(params) - 4} more" if len(params) > 4 else "")
+        one = len(params) == 1
+        found.append(
             make_finding(
-                "GP165",
+                "GP111",
                 message=(
-                    f"optimizer.step() at {_where(step.line)} found no gradient in any of its "
-                    f"parameters: the gradients computed at {_where(returned.line)} by "
-                    "torch.autograd.grad were returned to the caller, and autograd.grad never "
-                    "writes .grad, so the step changed nothing. Assign them (p.grad = g) "
-                    "before step(), or call backward() instead."
+                    f"{listed} {'was' if one else 'were'} frozen at {_where(frozen)} "
+                    f"(requires_grad=False), but the optimizer step at {_where(step)} still "
+                    f"changed {'it' if one else 'them'}: the .grad left in place "
+                    "(zero_grad(set_to_none=False) keeps a zero tensor) is not None, so "
+                    "momentum, Adam's moments or weight decay still apply. Set the frozen "
+                    "parameters' .grad to None when freezing, or take them out of the "
+                    "optimizer."
                 ),
-                locations=_locations((returned.line, "cause"), (step.line, "read")),
+                locations=_locations((frozen, "cause"), (step, "read")),
+                details={"parameters": params[:20]},
             )
-        ]
-    return []
+        )
+    return found
