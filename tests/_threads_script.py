@@ -204,6 +204,7 @@ def _owners() -> list[object]:
     if torch.distributed.is_available():  # the distributed check's destroy_process_group
         owners += [torch.distributed, torch.distributed.distributed_c10d]
     owners += subclasses(torch.optim.Optimizer)
+    owners += subclasses(torch.optim.lr_scheduler.LRScheduler)
     owners += subclasses(distributions.Distribution)
     for name in ("amp", "cuda"):
         scaler = getattr(getattr(torch, name, None), "GradScaler", None)

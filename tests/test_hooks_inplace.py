@@ -79,3 +79,36 @@ def test_the_users_hook_is_back_in_place_after_the_recording() -> None:
     assert list(y._backward_hooks.values()) == [halve]
     y.sum().backward()
     assert x.grad is not None and x.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_bound_method_hook_is_named_at_its_write_to_the_gradient(tmp_path: Path) -> None:
+    """A method registered as a hook gets the gradient as its second argument (after
+    self): the write to it is the cause, not the method's return."""
+    text = textwrap.dedent(
+        """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.branch = nn.Linear(4, 4)
+                self.scale = 0.1
+
+            def forward(self, x):
+                r = self.branch(x)
+                r.register_hook(self.scale_grad)
+                return x + r
+
+            def scale_grad(self, g):
+                self.seen = True
+                g.mul_(self.scale)  # the write
+                return g
+
+        Block()(torch.randn(2, 4, requires_grad=True)).pow(2).sum().backward()
+        """
+    ).lstrip()
+    script = tmp_path / "method_hook.py"
+    script.write_text(text)
+    (finding,) = [f for f in diagnose_script(script).findings if f.code == "GP309"]
+    assert finding.locations[0].line == line_of(text, "# the write")

@@ -1989,6 +1989,40 @@ def test_a_buffer_written_with_a_value_that_carries_the_graph_is_the_cause(
     assert causes(findings, "GP103") == [line_of(text, "queue[step")]
 
 
+def test_a_rebuilt_leaf_names_the_exit_its_values_came_through(tmp_path: Path) -> None:
+    """A sampled index is a cut too, but the leaf is built from the accumulator the
+    log-probabilities' .item() fed: that is where the graph was lost. The parameters
+    without gradient and the log-probabilities kept alive follow from it: no more
+    findings."""
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        policy = nn.Linear(4, 3)
+        opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+        for episode in range(3):
+            total, kept = 0.0, []
+            for t in range(4):
+                log_probs = torch.log_softmax(policy(torch.randn(1, 4)), dim=-1)
+                action = torch.multinomial(log_probs.exp(), 1).item()
+                kept.append(log_probs)
+                total -= log_probs[0, action].item() * 0.5  # leaves the graph
+            loss = torch.tensor(total, requires_grad=True)  # a new leaf
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+    )
+    assert status == 0
+    assert [f.code for f in findings] == ["GP115"]
+    assert roles(findings[0]) == {
+        "cause": [line_of(text, "# a new leaf")],
+        "created": [line_of(text, "# leaves the graph")],
+    }
+
+
 def test_backward_is_still_recorded_while_a_watch_session_wraps_it(tmp_path: Path) -> None:
     findings, text, status = run(
         tmp_path,

@@ -60,6 +60,36 @@ def test_generator_trained_on_detached_fakes_is_named(tmp_path: Path) -> None:
     assert "cut at line" in finding.message and "detach()" in finding.message
 
 
+_ENCODER_CRITIC = """
+    import torch
+    from torch import nn
+
+    encoder = nn.Sequential(nn.Linear(6, 8), nn.ReLU())
+    critic = nn.Linear(8 + 2, 1)
+    encoder_opt = torch.optim.Adam(encoder.parameters(), lr=1e-3)
+    critic_opt = torch.optim.Adam(critic.parameters(), lr=1e-3)
+    for step in range(3):
+        obs, action = torch.randn(16, 6), torch.randn(16, 2)
+        {encode}
+        loss = critic(torch.cat([h, action], dim=1)).pow(2).mean()
+        encoder_opt.zero_grad()
+        critic_opt.zero_grad()
+        loss.backward()
+        critic_opt.step()
+        encoder_opt.step()  # steps second, after the critic's
+"""
+
+
+def test_an_optimizer_stepping_after_another_one_on_no_gradient_is_named(tmp_path: Path) -> None:
+    """The encoder's optimizer steps after the critic's: the backward before both still
+    reached none of its parameters, because the encoder ran under no_grad."""
+    encode = "with torch.no_grad():  # the encoder too\n            h = encoder(obs)"
+    findings, text = run(tmp_path, _ENCODER_CRITIC.format(encode=encode))
+    assert causes(findings) == [("GP107", line_of(text, "# the encoder too"))]
+    findings, _ = run(tmp_path, _ENCODER_CRITIC.format(encode="h = encoder(obs)"))
+    assert findings == []
+
+
 def test_a_correct_gan_and_zeroing_before_step_are_not_blamed_on_a_cut(tmp_path: Path) -> None:
     findings, _ = run(tmp_path, _GAN.format(generated="fake"))
     assert findings == []

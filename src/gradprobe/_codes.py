@@ -691,11 +691,12 @@ BUILTIN_CODES: tuple[Code, ...] = (
     _code(
         "GP310",
         "hook_registered_repeatedly",
-        "the same hook is registered on a module again and again",
-        "register_forward_hook and its kin add a hook each time they are called; nothing "
-        "replaces the earlier one. Registering inside forward(), a training step or a loop "
-        "without removing the handle stacks hooks: every old one still runs, so a penalty "
-        "or statistic they collect is counted once per registration, and time and memory "
+        "the same hook is registered on a module or parameter again and again",
+        "register_forward_hook and its kin, and Tensor.register_hook on a parameter, add a "
+        "hook each time they are called; nothing replaces the earlier one. Registering "
+        "inside forward(), a training step or a loop without removing the handle stacks "
+        "hooks: every old one still runs, so a gradient they scale is scaled once per "
+        "registration, a statistic they collect is counted as often, and time and memory "
         "grow with every step.",
         "Register the hook once, outside the loop, or keep the handle and call "
         "handle.remove() when done.",

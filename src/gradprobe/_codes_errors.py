@@ -189,4 +189,16 @@ ERROR_CATALOGUE_CODES: tuple[tuple[str, str, str, str, str], ...] = (
         "Store them before the step (for p, g in zip(params, grads): p.grad = g), or call "
         "loss.backward() instead of torch.autograd.grad.",
     ),
+    _entry(
+        "GP166",
+        "learning_rate_collapsed",
+        "a learning-rate schedule drove the learning rate to nothing while training went on",
+        "A scheduler multiplies the initial learning rate by a factor that falls with its "
+        "own step count. A schedule whose step_size, milestones or gamma count epochs, "
+        "stepped every batch, decays as many times faster as an epoch has batches; within "
+        "an epoch or two the learning rate is a millionth of its start and the steps after "
+        "that leave the weights as they were. The loss flattens and nothing raises.",
+        "Call scheduler.step() once per epoch (after the batch loop), or give the schedule "
+        "its parameters in batches (step_size, milestones, T_max).",
+    ),
 )

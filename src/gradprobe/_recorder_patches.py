@@ -60,6 +60,8 @@ from gradprobe._recorder.events import (
     OptimizerMade,
     ParameterCopy,
     ParamHook,
+    Schedule,
+    StackedHook,
     TensorHook,
     Typo,
 )
@@ -127,6 +129,7 @@ def _install(p: Patches) -> None:
     _reparam_patches(p)
     _log_prob_patches(p)
     _scaler_patches(p)
+    _schedule_patches(p)
 
 
 # -- tensors ---------------------------------------------------------------------------------
@@ -203,12 +206,14 @@ def _tensor_patches(p: Patches) -> None:
         name = getattr(hook, "__name__", None) or type(hook).__name__
         node = self.grad_fn  # a leaf's hooks run before AccumulateGrad: no node of its own
         key = (node.name(), node._sequence_nr()) if node is not None else None
-        events.tensor_hooks[name] = TensorHook(
-            _user_line(sys._getframe(1)), _return_line(hook), key
-        )
+        line = _user_line(sys._getframe(1))
+        events.tensor_hooks[name] = TensorHook(line, _return_line(hook), key)
         handle = register_slot(self, _writes_watched(hook, name, events))
         with contextlib.suppress(AttributeError):
             mode.wrapped_hooks.append((handle.hooks_dict_ref, handle.id, hook))
+        if node is None:
+            with contextlib.suppress(Exception):
+                _note_leaf_hook(mode, self, line, name, handle.id)
         return handle
 
     p.set(torch.Tensor, "register_hook", register_hook)
@@ -231,6 +236,25 @@ def _tensor_patches(p: Patches) -> None:
             return post_slot(self, hook)
 
         p.set(torch.Tensor, "register_post_accumulate_grad_hook", register_post)
+
+
+def _note_leaf_hook(
+    mode: RecorderMode, leaf: torch.Tensor, line: SourceLine | None, name: str, ident: int
+) -> None:
+    """A hook registered on a leaf (a parameter), which lives across iterations: how many
+    from this line are attached to it now (GP310 when one line keeps adding them)."""
+    key = (id(leaf), line)
+    ids = mode.leaf_hooks.get(key)
+    if ids is None:
+        if len(mode.leaf_hooks) >= _MAX_EVENTS:
+            return
+        ids = mode.leaf_hooks[key] = []
+    table = leaf._backward_hooks or {}
+    ids[:] = [i for i in ids if i in table][-64:]
+    ids.append(ident)
+    stacked = mode.events.stacked_hooks
+    if len(ids) >= 3 and (line not in stacked or stacked[line].attached < len(ids)):
+        stacked[line] = StackedHook(line, name, id(leaf), len(ids))
 
 
 def _note_retie(
@@ -564,7 +588,11 @@ def _before_step(mode: RecorderMode, optimizer: Any, caller: FrameType, closure:
                     events.starved.add(id(p))
                 else:
                     events.fed.add(id(p))
-        elif events.grads_pending and len(events.idle) < _MAX_EVENTS:
+        elif (
+            # a backward since this optimizer's own last step (another optimizer may have
+            # stepped after it: a critic's, then the encoder's whose input was under no_grad)
+            events.grads_pending or events.last_backward > mode.step_orders.get(id(optimizer), -1)
+        ) and len(events.idle) < _MAX_EVENTS:
             events.idle.update(id(p) for p in params)
         if mode.evals:
             _stepped_evals(mode, {id(p) for p in params if p.grad is not None})
@@ -624,6 +652,8 @@ def _after_step(mode: RecorderMode, optimizer: Any) -> None:
                 )
             )
     mode.in_optimizer = max(0, mode.in_optimizer - 1)
+    if mode.in_optimizer == 0 and len(mode.step_orders) < _MAX_EVENTS:
+        mode.step_orders[id(optimizer)] = next(mode.order)
     events.steps += 1
     events.grads_pending = False
 
@@ -665,6 +695,40 @@ def _grad_mode_patches(p: Patches) -> None:
 
         p.set(context_class, "__enter__", entering)
         p.set(context_class, "__exit__", leaving)
+
+
+def _schedule_patches(p: Patches) -> None:
+    # Learning-rate schedulers: which optimizer each drives, and how often the user steps it
+    # (a per-epoch schedule stepped every batch collapses the learning rate: GP166).
+    base = getattr(getattr(torch.optim, "lr_scheduler", None), "LRScheduler", None)
+    if base is None or "step" not in base.__dict__:
+        return
+    original_step = base.__dict__["step"]
+
+    def step(self: Any, *args: Any, **kwargs: Any) -> Any:
+        modes = MODES.here()
+        if modes:
+            with contextlib.suppress(Exception):
+                _note_schedule(modes, self, sys._getframe(1))
+        return original_step(self, *args, **kwargs)
+
+    p.set(base, "step", step)
+
+
+def _note_schedule(modes: tuple[RecorderMode, ...], scheduler: Any, caller: FrameType) -> None:
+    line = _user_line(caller)
+    first = getattr(scheduler, "_step_count", 0) == 0  # the step its constructor makes
+    for mode in modes:
+        schedules = mode.events.schedules
+        note = schedules.get(id(scheduler))
+        if note is None:
+            if not first or len(schedules) >= _MAX_EVENTS:
+                continue
+            optimizer = getattr(scheduler, "optimizer", None)
+            schedules[id(scheduler)] = Schedule(type(scheduler).__name__, line, id(optimizer))
+        elif not first:
+            note.steps += 1
+            note.line = line
 
 
 def _scaler_patches(p: Patches) -> None:

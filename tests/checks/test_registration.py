@@ -244,3 +244,58 @@ def test_hooks_stacked_on_a_model_local_to_main_are_named(tmp_path: Path) -> Non
     )
     (finding,) = [f for f in found if f.code == "GP310"]
     assert roles(finding) == [("cause", line_of(text, "every step"))]
+
+
+def test_a_tensor_hook_registered_on_parameters_every_forward_is_named(
+    tmp_path: Path,
+) -> None:
+    """A parameter outlives the forward that hooks it: one more hook per step, all run.
+    Hooks on activations (a new tensor per forward) and hooks removed after backward are
+    not stacked."""
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Linear(4, 4)
+                self.head = nn.Linear(4, 1)
+
+            def forward(self, x):
+                for p in self.body.parameters():
+                    p.register_hook(lambda g: g * 0.1)  # every forward
+                h = self.body(x)
+                h.register_hook(lambda g: g * 0.5)  # a new tensor each time
+                return self.head(h)
+
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(4):
+            opt.zero_grad()
+            model(torch.randn(2, 4)).sum().backward()
+            opt.step()
+        """,
+    )
+    (finding,) = [f for f in found if f.code == "GP310"]
+    assert roles(finding) == [("cause", line_of(text, "every forward"))]
+    assert finding.parameter == "body.weight"
+    assert finding.details == {"hook": "<lambda>", "attached": 4}
+
+    found, _ = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        layer = nn.Linear(4, 1)
+        for step in range(4):
+            handles = [p.register_hook(lambda g: g.clamp(-1, 1)) for p in layer.parameters()]
+            layer(torch.randn(2, 4)).sum().backward()
+            for handle in handles:
+                handle.remove()
+        """,
+    )
+    assert [f for f in found if f.code == "GP310"] == []

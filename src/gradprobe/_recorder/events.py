@@ -236,6 +236,17 @@ class EmptyLoad(NamedTuple):
     missing: list[str]
 
 
+@dataclass(slots=True)
+class Schedule:
+    """A learning-rate scheduler built while recording, and the user's calls to its step()."""
+
+    name: str  # its class
+    made: SourceLine | None  # where it was built
+    optimizer: int  # id of the optimizer it drives
+    steps: int = 0  # the user's step() calls (not the one its constructor makes)
+    line: SourceLine | None = None  # the latest of them
+
+
 class OptimizerMade(NamedTuple):
     """When and where an optimizer was built."""
 
@@ -394,6 +405,16 @@ class InferenceUse(NamedTuple):
     origin: InferenceOrigin | None = None  # where it was made, when made while recording
 
 
+class StackedHook(NamedTuple):
+    """Hooks one line registered again and again on one leaf tensor (a parameter), all of
+    them still attached: each forward adds one more, and every one of them runs."""
+
+    line: SourceLine | None  # the register_hook call
+    hook: str  # the hook's __name__
+    tensor: int  # id of the leaf
+    attached: int  # the most attached at once from that line
+
+
 class TensorHook(NamedTuple):
     """A ``Tensor.register_hook`` call, by the hook's ``__name__``."""
 
@@ -431,6 +452,8 @@ class Events:
     empty_loads: list[EmptyLoad] = field(default_factory=list)
     # id(optimizer) -> (when made, where)
     optimizer_lines: dict[int, OptimizerMade] = field(default_factory=dict)
+    # learning-rate schedulers built while recording: id(scheduler) -> what it is (GP166)
+    schedules: dict[int, Schedule] = field(default_factory=dict)
     rewrapped: dict[int, Cut] = field(default_factory=dict)  # id(leaf param) -> cut
     saved_storages: set[int] = field(default_factory=set)
     suspicious: bool = False
@@ -522,3 +545,5 @@ class Events:
     # Tensor.register_hook calls by the hook's __name__: (register line, the line the hook
     # returns its new gradient from, or its def line)
     tensor_hooks: dict[str, TensorHook] = field(default_factory=dict)
+    # leaves given the same hook by one line again and again, still attached: line -> (GP310)
+    stacked_hooks: dict[SourceLine | None, StackedHook] = field(default_factory=dict)

@@ -83,12 +83,13 @@ def _inplace_line(function: Any) -> SourceLine | None:
     """The first line of ``function`` that writes to its first argument in place
     (``grad.mul_(k)``, ``grad *= k``, ``grad[i] = v``); else its return line."""
     code = getattr(function, "__code__", None)
-    if not isinstance(code, CodeType) or code.co_argcount < 1:
+    first = 1 if getattr(function, "__self__", None) is not None else 0  # a bound method
+    if not isinstance(code, CodeType) or code.co_argcount < first + 1:
         return _return_line(function)
     import ast
     import inspect
 
-    argument = code.co_varnames[0]
+    argument = code.co_varnames[first]
     try:
         lines, start = inspect.getsourcelines(code)
         tree = ast.parse(textwrap.dedent("".join(lines)))

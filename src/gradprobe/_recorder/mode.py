@@ -171,6 +171,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         # tensors made inside an inference_mode block -> (the op's line, the block's line)
         self.inference_made: _TensorMap[InferenceOrigin] = _TensorMap()
         self.in_optimizer = 0
+        self.step_orders: dict[int, int] = {}  # id(optimizer) -> order of its latest step
         self.stale = StaleGrads(events, self.order)
         self.mark = _current_sequence()
         # torch >= 2.14: node_creation_hook hands over every node as it is made (NOTE
@@ -200,6 +201,8 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         # (the hook dict's weak ref, key, the user's hook) of tensor hooks this recording
         # wrapped; given back when it ends (gradprobe._recorder_patches)
         self.wrapped_hooks: list[tuple[Any, int, Any]] = []
+        # (id of a leaf, the registering line) -> ids of the hooks it registered there
+        self.leaf_hooks: dict[tuple[int, SourceLine | None], list[int]] = {}
         # storages of running statistics an evaluation-mode batch norm saved for backward
         self.eval_saved_stats: set[int] = set()
         self.retie_searches = 0  # parameters replaced on a module, searched for a tie

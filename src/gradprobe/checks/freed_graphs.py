@@ -245,6 +245,10 @@ def live_graphs(events: Events, namespace: Mapping[str, Any]) -> list[Finding]:
     """GP112 for tensors a script still holds at its end, several from one line, each with
     an unfreed graph (``outputs.append(model(x))`` in an evaluation loop without
     ``torch.no_grad()``): every iteration's activations stay in memory."""
+    if events.leaf_backwards and all(
+        all(key is None for key in event.roots) for event in events.backwards
+    ):
+        return []  # every backward() ran on a rebuilt leaf: those graphs were the loss (GP115)
     held: dict[tuple[str, SourceLine], list[torch.Tensor]] = {}
     for name, value in namespace.items():
         if name.startswith("__"):

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
+import torch
+
 from gradprobe._compat import HOOK_CHANGED_ERROR
 from gradprobe._pictures import recorded_slice
 from gradprobe._recorder import (
@@ -14,13 +16,13 @@ from gradprobe._recorder import (
     _return_line,
 )
 from gradprobe.checks._api import BackwardCall, Check, Run, register
-from gradprobe.checks._common import _locations, _where, location
+from gradprobe.checks._common import _locations, _top_modules, _where, location
 from gradprobe.findings import Finding, make_finding
 from gradprobe.hooks._arity import wrong_arity
 from gradprobe.hooks._inplace import hook_writes
 from gradprobe.hooks._probe import HookProbe
 
-__all__ = ["HookRegistrations", "HookResults", "HookWrites", "ParameterHooks"]
+__all__ = ["HookRegistrations", "HookResults", "HookWrites", "ParameterHooks", "StackedLeafHooks"]
 
 
 @register
@@ -35,6 +37,50 @@ class HookWrites(Check):
         if not events.hook_writes:
             return ()
         return hook_writes(events.hook_writes, events.tensor_hooks, location)
+
+
+@register
+class StackedLeafHooks(Check):
+    """One line registering a tensor hook on the same parameter (or other leaf) again and
+    again, the earlier ones still attached (GP310)."""
+
+    name = "gradprobe.hooks.stacked_leaf_hooks"
+    codes = ("GP310",)
+    reads_modules = True  # to name the parameter
+
+    def conclude(self, run: Run) -> Iterable[Finding]:
+        stacked = list(run.events.stacked_hooks.values())[:3]
+        if not stacked:
+            return ()
+        names = {id(p): name for name, p in _named_parameters(run.modules)}
+        found: list[Finding] = []
+        for line, hook, tensor, attached in stacked:
+            what = f"the parameter {names[tensor]}" if tensor in names else "a leaf tensor"
+            found.append(
+                make_finding(
+                    "GP310",
+                    message=(
+                        f"The tensor hook {hook!r} was registered on {what} at {_where(line)} "
+                        f"again and again: {attached} of those registrations are attached to it "
+                        "at once. A parameter (any leaf) outlives the forward pass that "
+                        "registered the hook, so every call adds one more and all of them run: "
+                        f"its gradient goes through the hook {attached} times and more with "
+                        "every step. Register the hook once (in __init__), or keep the handle "
+                        "and call handle.remove() after backward()."
+                    ),
+                    parameter=names.get(tensor),
+                    locations=_locations((line, "cause")),
+                    details={"hook": hook, "attached": attached},
+                )
+            )
+        return found
+
+
+def _named_parameters(modules: Iterable[torch.nn.Module]) -> list[tuple[str, torch.nn.Parameter]]:
+    named: list[tuple[str, torch.nn.Parameter]] = []
+    for top in _top_modules(modules):
+        named.extend(top.named_parameters())
+    return named
 
 
 @register

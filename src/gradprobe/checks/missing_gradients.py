@@ -22,6 +22,7 @@ from gradprobe._recorder import (
     NodeKey,
     Reparam,
     SourceLine,
+    _names_at,
 )
 from gradprobe._recorder.events import OpLine
 from gradprobe._recorder.ops import ZERO_DERIVATIVE
@@ -420,6 +421,11 @@ def _leaf_backwards(events: Events) -> list[Finding]:
     if no_grad is not None and switched is not None:
         return [_band_aid(line, no_grad, switched)]
     earlier = [c for c in events.cuts.values() if c.kind in _LOSSY and c.order < order]
+    if made is not None:  # the cuts whose line assigns a name the leaf is made from
+        read = _names_at(made, store=False)
+        earlier = [
+            c for c in earlier if c.line is not None and read & _names_at(c.line, store=True)
+        ] or earlier
     # an argmax or comparison that lost the graph explains more than the .item() after it
     earlier = [c for c in earlier if c.kind == "non_differentiable"] or earlier
     cut = max(earlier, key=lambda c: c.order) if earlier else None
@@ -577,6 +583,8 @@ def _routed(top: torch.nn.Module, called: set[int]) -> set[int]:
 def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]:
     if not events.backwards or events.backwards[-1].error is not None:
         return []  # a failed backward stops half-way: missing grads prove nothing
+    if all(key is None for key in events.backwards[-1].roots):
+        return []  # backward() on a leaf reaches no parameter at all: GP115 says why
     found: list[Finding] = []
     modules = list(modules)
     called = {id(module) for module in modules}
