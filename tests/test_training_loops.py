@@ -142,6 +142,42 @@ def test_parameter_made_inside_forward_is_named(tmp_path: Path) -> None:
     assert finding.parameter == "scale" and "inside forward()" in finding.message
 
 
+def test_a_layer_built_and_called_inside_forward_is_named(tmp_path: Path) -> None:
+    """nn.Linear(...)(x) in forward: a new layer every call that no optimizer holds. A
+    layer built once on the first call and kept (lazy init), and parameter-free layers
+    built per call, are fine."""
+    source = """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = nn.Linear(4, 4)
+                self.lazy = None
+
+            def forward(self, x):
+                if self.lazy is None:
+                    self.lazy = nn.Linear(4, 4)  # built once, kept
+                h = nn.ReLU()(self.lazy(self.inner(x)))
+                return {out}
+
+        model = Block()
+        with torch.no_grad():
+            model(torch.randn(2, 4))  # builds the lazy layer before the optimizer
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(3):
+            opt.zero_grad()
+            model(torch.randn(2, 4)).pow(2).mean().backward()
+            opt.step()
+        """
+    findings, text = run(tmp_path, source.format(out="nn.Linear(4, 1)(h)  # a new layer"))
+    assert causes(findings) == [("GP116", line_of(text, "# a new layer"))]
+    assert findings[0].details == {"built": 4, "layer": "Linear"}
+    findings, _ = run(tmp_path, source.format(out="h.sum(dim=1)"))
+    assert findings == []
+
+
 def test_lstm_state_is_named_where_it_is_stored_for_the_next_batch(tmp_path: Path) -> None:
     findings, text = run(
         tmp_path,

@@ -201,4 +201,14 @@ ERROR_CATALOGUE_CODES: tuple[tuple[str, str, str, str, str], ...] = (
         "Call scheduler.step() once per epoch (after the batch loop), or give the schedule "
         "its parameters in batches (step_size, milestones, T_max).",
     ),
+    _entry(
+        "GP167",
+        "optimizer_never_stepped",
+        "an optimizer zeroes the gradients computed for it and never steps",
+        "optimizer.zero_grad() and a backward() that fills its parameters' gradients run "
+        "every iteration, but its step() is never called: a line lost in a refactor, or the "
+        "second optimizer of a GAN forgotten. The gradients are computed and thrown away, "
+        "the parameters never change, and the loss that trains them stays flat.",
+        "Call optimizer.step() right after the backward() that computes its gradients.",
+    ),
 )

@@ -537,6 +537,20 @@ def _stack() -> tuple[Recording, ...]:
 # -- what every recording shares (NOTE [threads]) -------------------------------------------
 
 
+def _built_in_forward(mode: RecorderMode, module: torch.nn.Module) -> None:
+    """Note a layer with parameters first called inside a forward that was running when it
+    was built: nn.Linear(...)(x) in forward() makes a new, untrained layer every call."""
+    events = mode.events
+    made = events.module_orders.get(id(module))
+    if made is None or made < mode.outer_order:
+        return
+    line = events.module_lines.get(id(module))
+    count, _, _ = events.forward_layers.get(line, (0, "", ""))
+    if count or len(events.forward_layers) < 64:
+        outer = mode.outer_ref() if mode.outer_ref is not None else None
+        events.forward_layers[line] = (count + 1, type(module).__name__, type(outer).__name__)
+
+
 def _module_hooks(patches: Patches) -> None:
     """Global module hooks: which modules ran, and the outermost module call's line."""
 
@@ -550,8 +564,11 @@ def _module_hooks(patches: Patches) -> None:
                 mode.outer_module = id(module)
                 mode.outer_ref = weakref.ref(module)
                 mode.outer_line = _user_line(sys._getframe(1))
+                mode.outer_order = next(mode.order)
             elif module not in mode.called_inside:
                 mode.called_inside[module] = mode.outer_ref
+                if module._parameters:
+                    _built_in_forward(mode, module)
 
     def done(module: torch.nn.Module, _args: Any, output: Any) -> None:
         for recording in _active.here():

@@ -354,8 +354,10 @@ def _on_setattr(
             place = (id(caller), caller.f_lasti)
             for mode in modes:
                 protocol = mode.events.protocol
-                if mode.in_optimizer == 0 and (
-                    not protocol or protocol[-1].kind != "zero" or mode.zero_place != place
+                if (
+                    mode.in_optimizer == 0
+                    and mode.zeroing == 0
+                    and (not protocol or protocol[-1].kind != "zero" or mode.zero_place != place)
                 ):
                     mode.zero_place = place
                     protocol.append(StepEvent(next(mode.order), "zero", _user_line(caller)))
@@ -506,6 +508,26 @@ def _optimizer_patches(p: Patches) -> None:
 
     p.set(torch.optim.Optimizer, "__init__", init_optimizer)
 
+    # optimizer.zero_grad(): which optimizer dropped its gradients, and whether they held
+    # work none of its steps used (the p.grad = None it does inside is not noted again)
+    optimizer_zero = torch.optim.Optimizer.zero_grad
+
+    def zero_grad(self: Any, *args: Any, **kwargs: Any) -> Any:
+        modes = MODES.here()
+        if not modes:
+            return optimizer_zero(self, *args, **kwargs)
+        with contextlib.suppress(Exception):
+            _note_zero_grad(modes, self, sys._getframe(1))
+        for mode in modes:
+            mode.zeroing += 1
+        try:
+            return optimizer_zero(self, *args, **kwargs)
+        finally:
+            for mode in modes:
+                mode.zeroing -= 1
+
+    p.set(torch.optim.Optimizer, "zero_grad", zero_grad)
+
     # Optimizer steps: writes made inside one are updates, not accidents. The global step
     # hooks fire for every optimizer in every thread: only this thread's modes look.
     from torch.optim.optimizer import (
@@ -533,6 +555,18 @@ def _optimizer_patches(p: Patches) -> None:
 
     for handle in (register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)):
         p.call(handle.remove)
+
+
+def _note_zero_grad(modes: tuple[RecorderMode, ...], optimizer: Any, caller: FrameType) -> None:
+    line = _user_line(caller)
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    for mode in modes:
+        if mode.in_optimizer:
+            continue  # a closure's zero_grad runs inside the step
+        fresh = mode.stale.fresh(optimizer, params)
+        mode.events.protocol.append(
+            StepEvent(next(mode.order), "zero", line, optimizer=id(optimizer), grads=int(fresh))
+        )
 
 
 def _user_closure(args: Any, kwargs: Any, optimizer: Any, modes: list[RecorderMode]) -> Any:

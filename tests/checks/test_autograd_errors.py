@@ -132,6 +132,48 @@ def test_an_unused_autograd_grad_input_is_named_by_its_parameter(tmp_path: Path)
     ]
 
 
+def test_an_autograd_grad_input_made_after_the_outputs_names_where_it_was_made(
+    tmp_path: Path,
+) -> None:
+    """A slice taken after the forward is a new tensor: no output can depend on it. The
+    line that made it is the cause, the autograd.grad call where it raised is context."""
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        net = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 1))
+        xt = torch.rand(32, 2, requires_grad=True)
+        u = net(xt)
+        x = xt[:, 0:1]  # sliced after the forward
+        (u_x,) = torch.autograd.grad(u.sum(), x, create_graph=True)  # raises
+        """,
+        status=1,
+    )
+    (finding,) = [f for f in found if f.code == "GP140"]
+    assert roles(finding) == [
+        ("cause", line_of(text, "sliced after the forward")),
+        ("error", line_of(text, "raises")),
+    ]
+    assert "after the outputs were computed" in finding.message
+    # a slice made before the forward, from which the outputs are computed, is fine
+    found, _ = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        net = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 1))
+        xt = torch.rand(32, 2, requires_grad=True)
+        x, t = xt[:, 0:1], xt[:, 1:2]
+        u = net(torch.cat([x, t], dim=1))
+        (u_x,) = torch.autograd.grad(u.sum(), x, create_graph=True)
+        """,
+    )
+    assert found == []
+
+
 def test_requires_grad_on_a_tensor_the_loop_reassigned_names_the_assignment(
     tmp_path: Path,
 ) -> None:

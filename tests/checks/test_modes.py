@@ -344,7 +344,7 @@ def test_an_eval_loop_without_no_grad_names_the_call_and_the_eval(tmp_path: Path
     (finding,) = found
     assert [(loc.role, loc.line) for loc in finding.locations] == [
         ("cause", line_of(text, "builds a graph")),
-        ("cause", line_of(text, "relied on")),
+        ("read", line_of(text, "relied on")),
     ]
 
 

@@ -289,3 +289,89 @@ for x in batches[3:]:
     assert [(code, where[0]) for code, where in found] == [
         ("GP134", ("cause", line_of(text, "never reset in this loop")))
     ]
+
+
+_GAN = """
+G = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 4))
+D = nn.Sequential(nn.Linear(4, 8), nn.LeakyReLU(0.2), nn.Linear(8, 1))
+opt_g = torch.optim.Adam(G.parameters(), lr=1e-3)
+opt_d = torch.optim.Adam(D.parameters(), lr=1e-3)  # the discriminator's
+for step in range(4):
+    fake = G(torch.randn(8, 2))
+    opt_d.zero_grad()  # clears them
+    d_loss = D(fake.detach()).mean() - D(torch.randn(8, 4)).mean()
+    d_loss.backward()  # fills the discriminator's gradients
+    {d_step}
+    opt_g.zero_grad()  # the generator's: what its last step used
+    g_loss = -D(fake).mean()
+    g_loss.backward()
+    opt_g.step()
+"""
+
+
+def test_an_optimizer_that_zeroes_and_never_steps_names_the_backward_it_belongs_after(
+    tmp_path: Path,
+) -> None:
+    found, text = codes(tmp_path, _GAN.format(d_step="pass"))
+    assert found == [
+        (
+            "GP167",
+            [
+                ("cause", line_of(text, "fills the discriminator's")),
+                ("read", line_of(text, "# clears them")),
+                ("created", line_of(text, "# the discriminator's")),
+            ],
+        )
+    ]
+
+
+def test_zeroing_gradients_a_step_already_used_is_not_work_thrown_away(tmp_path: Path) -> None:
+    """opt_g.zero_grad() runs after the discriminator's backward and before any step of
+    the generator's optimizer: it clears what the generator's last step used, not the
+    discriminator's fresh gradients (GP110 used to fire here)."""
+    found, _ = codes(tmp_path, _GAN.format(d_step="opt_d.step()"))
+    assert found == []
+
+
+def test_a_forgotten_step_is_named_and_gradients_read_for_analysis_are_not(
+    tmp_path: Path,
+) -> None:
+    found, text = codes(
+        tmp_path,
+        """
+for x in batches:
+    opt.zero_grad()
+    model(x).pow(2).mean().backward()  # then nothing steps
+""",
+    )
+    assert [(code, where[0]) for code, where in found] == [
+        ("GP167", ("cause", line_of(text, "then nothing steps")))
+    ]
+    found, _ = codes(
+        tmp_path,
+        """
+x = batches[0].clone().requires_grad_()
+saliency = []
+for i in range(3):
+    opt.zero_grad()
+    model(x).sum().backward()
+    saliency.append(x.grad.abs().sum(dim=0))
+    x.grad = None
+""",
+    )
+    assert found == []
+
+
+def test_zero_grad_keeping_zero_tensors_between_backward_and_step_is_named(
+    tmp_path: Path,
+) -> None:
+    found, text = codes(
+        tmp_path,
+        """
+for x in batches:
+    model(x).pow(2).mean().backward()
+    opt.zero_grad(set_to_none=False)  # zeroes them in place
+    opt.step()
+""",
+    )
+    assert found == [("GP110", [("cause", line_of(text, "zeroes them in place"))])]

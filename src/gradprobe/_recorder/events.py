@@ -443,6 +443,9 @@ class Events:
     parameter_lines: dict[int, SourceLine | None] = field(default_factory=dict)
     module_lines: dict[int, SourceLine | None] = field(default_factory=dict)  # id(module) ->
     module_orders: dict[int, int] = field(default_factory=dict)  # id(module) -> when made
+    # layers with parameters built inside a running forward and called there:
+    # their line -> (how many, the layer's class, the outer model's class) (GP116)
+    forward_layers: dict[SourceLine | None, tuple[int, str, str]] = field(default_factory=dict)
     # loss modules built with reduction='none' while recording: (class name, line), for a
     # non-scalar backward of their result (GP105)
     unreduced_losses: list[tuple[str, SourceLine | None]] = field(default_factory=list)

@@ -158,6 +158,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
 
         self.frozen_in_step: list[tuple[torch.Tensor, int, float, SourceLine | None]] = []
         self.step_line: SourceLine | None = None
+        self.zeroing = 0  # inside optimizer.zero_grad()
         self.zero_place = (0, -1)  # (id(frame), instruction) of the latest "zero" event
         # log-probabilities: True once they are of chosen actions (Distribution.log_prob of
         # a sample, or log_softmax entries picked by index), False for a full log_softmax
@@ -186,6 +187,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         self.outer_ref: Any = None
         self.outer_module = 0  # id of the outermost module running, set by record()'s hooks
         self.outer_line: SourceLine | None = None  # and the line that called it
+        self.outer_order = -1  # when that call began
         self.pending: list[Any] = []
         self.ctx_watched: set[NodeKey] = set()  # custom Function nodes whose ctx is watched
         self.backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None

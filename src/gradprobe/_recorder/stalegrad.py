@@ -50,6 +50,8 @@ class _Sample:
     used: bool = False  # holds what a step consumed, untouched since
     stale: SourceLine | bool | None = False  # a backward added onto a used gradient: its line
     pending: bool = False
+    stepped: weakref.ref[torch.Tensor] | None = None  # the gradient the last step used
+    stepped_version: int = -1
 
 
 class StaleGrads:
@@ -107,6 +109,24 @@ class StaleGrads:
                 self._remember(sample)
                 sample.used = sample.grad is not None
                 sample.stale = False
+                sample.stepped, sample.stepped_version = sample.grad, sample.version
+
+    def fresh(self, optimizer: object, params: Sequence[torch.Tensor]) -> bool:
+        """Whether ``optimizer``'s gradients hold work no step of it used: a backward
+        filled or changed them since its last step (or it never stepped and they exist)."""
+        with torch._C.DisableTorchFunction():
+            samples = self.samples.get(id(optimizer))
+            if samples is None:  # never stepped (or not followed): any gradient is fresh
+                return any(p.grad is not None for p in params)
+            for sample in samples:
+                param = sample.param()
+                grad = None if param is None else param.grad
+                if grad is None:
+                    continue
+                stepped = sample.stepped() if sample.stepped is not None else None
+                if grad is not stepped or grad._version != sample.stepped_version:
+                    return True
+            return False
 
     def before_backward(self) -> None:
         if not self.samples:

@@ -158,6 +158,15 @@ def _freed(events: Events, event: Backward, roots: Sequence[torch.Tensor]) -> li
                     " the loop. Compute it inside the loop, or detach it where it is made if"
                     " what made it should not be trained."
                 )
+        elif (kept := cached_at(shared.line)) is not None:
+            # Used again through an object the function that made it keeps it on (a
+            # cache read back on later calls, sliced or not): the cache is the line to change.
+            cause = kept
+            message += (
+                f" It was kept at {_where(kept)} on an object (a cache) that later calls read "
+                "back, with the graph it was made with. Cache a detached value there (or "
+                "build it under torch.no_grad()), or do not cache what requires grad."
+            )
         else:
             message += (
                 " Detach it where it is reused (.detach()), or recompute it for each backward."

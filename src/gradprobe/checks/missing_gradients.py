@@ -120,6 +120,19 @@ class UnusedGradInput(Check):
                 "not called on the way to the outputs" if called else "never called"
             )
         made = events.module_lines.get(id(owner)) if owner is not None else None
+        pairs: tuple[tuple[SourceLine | None, LocationRole], ...] = (
+            (call.event.line, "cause"),
+            (made, "created"),
+        )
+        later = _made_after(events, tensor, call.roots)
+        if later is not None:  # x = xt[:, 0:1] after u = model(xt): a new tensor
+            why = (
+                f": it was made at {_where(later)}, after the outputs were computed, so no "
+                "output can depend on it (a slice or view taken after the forward is a new "
+                "tensor of its own). Make it before the forward and compute the outputs from "
+                "it (u = model(torch.cat([x, t], dim=1)))"
+            )
+            pairs = ((later, "cause"),)  # the recorder adds the call as `error`
         return (
             make_finding(
                 "GP140",
@@ -131,10 +144,36 @@ class UnusedGradInput(Check):
                     "materialize_grads=True for zeros)."
                 ),
                 tensor=name,
-                locations=_locations((call.event.line, "cause"), (made, "created")),
+                locations=_locations(*pairs),
                 details={"index": index, "parameter": name},
             ),
         )
+
+
+def _made_after(
+    events: Events, tensor: torch.Tensor | None, roots: Sequence[torch.Tensor]
+) -> SourceLine | None:
+    """Where ``tensor`` was made, when an op made it from a leaf the outputs do use (a
+    slice of the input taken apart from the forward), or after every output: it is a new
+    tensor of its own that nothing computed from that leaf goes through."""
+    node = _grad_fn_of(tensor)
+    if tensor is None or node is None:
+        return None
+    sources = [tensor._base] + [
+        getattr(fn, "variable", None) for fn, _ in node.next_functions if fn is not None
+    ]
+    seqs = [fn._sequence_nr() for root in roots if (fn := _grad_fn_of(root)) is not None]
+    after = bool(seqs) and node._sequence_nr() > max(seqs)
+    if not after and not any(
+        isinstance(source, torch.Tensor) and _reaches(roots, source) for source in sources
+    ):
+        return None
+    record = events.nodes.get((node.name(), node._sequence_nr()))
+    return record.line if record is not None else None
+
+
+def _grad_fn_of(tensor: torch.Tensor | None) -> Any:
+    return None if tensor is None else tensor.grad_fn
 
 
 def _reaches(roots: Sequence[torch.Tensor], tensor: torch.Tensor) -> bool:

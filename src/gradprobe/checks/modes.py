@@ -47,7 +47,7 @@ class EvalWithGradients(Check):
                         "each call recorded a graph with its activations. Wrap the loop in "
                         "`with torch.no_grad():`."
                     ),
-                    locations=_locations((line, "cause"), (eval_line, "cause")),
+                    locations=_locations((line, "cause"), (eval_line, "read")),
                     details={"calls": count},
                 ),
             )

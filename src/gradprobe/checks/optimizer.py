@@ -29,9 +29,40 @@ class OptimizerCoverage(Check):
     reads_modules = True
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        return optimizer_coverage(
-            run.events, list(run.modules), list(run.optimizers), dict(run.inside)
+        return [
+            *optimizer_coverage(
+                run.events, list(run.modules), list(run.optimizers), dict(run.inside)
+            ),
+            *_forward_layers(run.events),
+        ]
+
+
+def _forward_layers(events: Events) -> list[Finding]:
+    """GP116 for layers built inside a running forward, again at every call: each call
+    makes a new layer with fresh random weights that no optimizer holds."""
+    if not events.steps:
+        return []
+    found: list[Finding] = []
+    for line, (count, kind, outer) in events.forward_layers.items():
+        if count < 2 or line is None:
+            continue
+        found.append(
+            make_finding(
+                "GP116",
+                message=(
+                    f"A {kind} layer is built at {_where(line)}, inside {line[2]}() while "
+                    f"{outer} ran, and called there: {count} calls built {count} new layers, "
+                    "each with fresh random weights that no optimizer holds, so it never "
+                    "trains (and its output changes at random from call to call). Build it "
+                    "once in __init__ (self.proj = nn.Linear(...)) and call self.proj in "
+                    "forward."
+                ),
+                module=kind,
+                locations=_locations((line, "cause")),
+                details={"built": count, "layer": kind},
+            )
         )
+    return found[:3]
 
 
 # -- analyses ---------------------------------------------------------------------------

@@ -20,6 +20,7 @@ GP144    clipping handed an iterator that was already consumed (no parameters)
 GP165    a step on no gradient after ``torch.autograd.grad`` returned them
 GP134    steps on gradients a backward added onto ones an earlier step used (``stale``)
 GP111    a step that still moved frozen parameters through the zero ``.grad`` they kept
+GP167    an optimizer that zeroes gradients a backward filled for it, and never steps
 =======  ===============================================================================
 
 The reader consumes what is new after every optimizer step, so a long run is read whole
@@ -28,8 +29,9 @@ though the recorder keeps only the latest events.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from gradprobe._recorder import SourceLine, StepEvent
 from gradprobe.checks._api import Check, Run, StepCall, register
@@ -42,10 +44,21 @@ __all__ = ["StepProtocol"]
 @register
 class StepProtocol(Check):
     """The order of backward, reading, resetting, scaling, clipping and stepping
-    (GP110, GP111, GP119, GP127, GP134, GP142-GP144, GP165)."""
+    (GP110, GP111, GP119, GP127, GP134, GP142-GP144, GP165, GP167)."""
 
     name = "gradprobe.protocol.step_order"
-    codes = ("GP110", "GP111", "GP119", "GP127", "GP134", "GP142", "GP143", "GP144", "GP165")
+    codes = (
+        "GP110",
+        "GP111",
+        "GP119",
+        "GP127",
+        "GP134",
+        "GP142",
+        "GP143",
+        "GP144",
+        "GP165",
+        "GP167",
+    )
     reads_modules = True  # GP111 names the frozen parameters
 
     def __init__(self) -> None:
@@ -61,7 +74,7 @@ class StepProtocol(Check):
             for top in _top_modules(run.modules):
                 for name, param in top.named_parameters():
                     names.setdefault(id(param), name)
-        return self.timeline.findings(names)
+        return self.timeline.findings(names, run.events.optimizer_lines)
 
 
 @dataclass
@@ -75,6 +88,18 @@ class _Window:
     fills: int = 0  # backward calls and hand-assigned gradients
     clips: dict[SourceLine | None, int] = field(default_factory=dict)  # after a backward
     returned: StepEvent | None = None  # the latest autograd.grad
+
+
+@dataclass
+class _Cycle:
+    """One optimizer's zero_grad cycle: its latest zero_grad, the first backward after it,
+    and the cycles whose gradients it dropped unused."""
+
+    zero: SourceLine | None = None
+    backward: SourceLine | None = None  # the first backward after that zero_grad
+    read: bool = False  # the user's code read a gradient since that backward
+    wasted: int = 0
+    first: tuple[SourceLine | None, SourceLine | None] | None = None  # (backward, zero)
 
 
 @dataclass
@@ -99,6 +124,7 @@ class Timeline:
     stale: list[StepEvent] = field(default_factory=list)  # the first, then a count
     stale_steps: int = 0
     moved: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(default_factory=dict)
+    cycles: dict[int, _Cycle] = field(default_factory=dict)  # optimizer id -> its cycle
 
     def read(self, events: Sequence[StepEvent]) -> None:
         """Advance over the events of ``events`` (oldest first) not read yet."""
@@ -122,14 +148,25 @@ class Timeline:
             window.read = False
             window.backwards += kind == "backward"
             window.fills += 1
+            for cycle in self.cycles.values():
+                if cycle.backward is None and cycle.zero is not None:
+                    cycle.backward = event.line
         elif kind == "grad_returned":
             window.returned = event
         elif kind == "read":
             window.read = True
+            for cycle in self.cycles.values():
+                cycle.read = cycle.read or cycle.backward is not None
         elif kind == "zero":
-            if window.filled >= 0 and not window.read and not self.zeroed_seen:
+            # optimizer.zero_grad() says whether it dropped work none of its steps used;
+            # p.grad = None (optimizer 0) is taken to have
+            fresh = event.optimizer == 0 or event.grads > 0
+            if fresh and window.filled >= 0 and not window.read and not self.zeroed_seen:
                 self.zeroed, self.zeroed_seen = event.line, True
-            window.filled = -1
+            if fresh:
+                window.filled = -1
+            if event.optimizer:
+                self._cycle(event, fresh)
         elif kind == "scale":
             window.scaled = True
         elif kind == "unscale":
@@ -147,6 +184,18 @@ class Timeline:
         elif kind == "moved":
             for key in event.params:
                 self.moved.setdefault(key, (event.origin, event.line))
+
+    def _cycle(self, zero: StepEvent, fresh: bool) -> None:
+        cycle = self.cycles.get(zero.optimizer)
+        if cycle is None:
+            if len(self.cycles) >= 16:
+                return
+            cycle = self.cycles[zero.optimizer] = _Cycle()
+        if fresh and cycle.backward is not None and not cycle.read:
+            cycle.wasted += 1
+            if cycle.first is None:
+                cycle.first = (cycle.backward, cycle.zero)
+        cycle.zero, cycle.backward, cycle.read = zero.line, None, False
 
     def _clip(self, event: StepEvent) -> None:
         window = self.window
@@ -191,7 +240,7 @@ class Timeline:
 
     # -- what the timeline shows ----------------------------------------------------------
 
-    def findings(self, names: dict[int, str]) -> list[Finding]:
+    def findings(self, names: dict[int, str], made: Mapping[int, Any]) -> list[Finding]:
         found: list[Finding] = []
         if self.steps:  # without a training loop, none of these orders is anybody's bug
             found += _zeroed(self.zeroed) if self.zeroed_seen else []
@@ -204,6 +253,11 @@ class Timeline:
         if self.stale_steps >= 2:  # one step on a sum is accumulation; two are a loop
             found += _stale(self.stale[0], self.stale_steps)
         found += _moved(self.moved, names)
+        for optimizer, cycle in self.cycles.items():
+            if optimizer not in self.last_step and cycle.wasted >= 2 and cycle.first:
+                built = made.get(optimizer)
+                found += _never_stepped(*cycle.first, built[1] if built else None, cycle.wasted)
+                break
         return found
 
 
@@ -338,6 +392,25 @@ def _stale(first: StepEvent, count: int) -> list[Finding]:
             ),
             locations=_locations((backward, "cause"), (step, "read")),
             details={"steps": count},
+        )
+    ]
+
+
+def _never_stepped(
+    backward: SourceLine | None, zero: SourceLine | None, built: SourceLine | None, count: int
+) -> list[Finding]:
+    return [
+        make_finding(
+            "GP167",
+            message=(
+                f"The optimizer built at {_where(built)} never stepped: {count} times its "
+                f"zero_grad() at {_where(zero)} cleared gradients that the backward at "
+                f"{_where(backward)} had computed for its parameters, unused, so those "
+                "parameters never change. Call its step() after that backward (before "
+                "another backward adds into the same gradients)."
+            ),
+            locations=_locations((backward, "cause"), (zero, "read"), (built, "created")),
+            details={"cycles_thrown_away": count},
         )
     ]
 
