@@ -92,6 +92,8 @@ from gradprobe._recorder.ops import (
     _WARNS_AT_CALLER,
 )
 from gradprobe._recorder.stalegrad import StaleGrads
+
+_ACCUMULATE_GRAD = torch._C._functions.AccumulateGrad  # type: ignore[attr-defined]
 from gradprobe._recorder.tensors import (
     _checkable,
     _current_sequence,
@@ -588,8 +590,11 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         return None
 
     def created(self, node: Any) -> None:
-        """The node-creation hook (torch >= 2.14): keep the node until its call returns."""
-        self.pending.append(node)
+        """The node-creation hook (torch >= 2.14): keep the node until its call returns.
+        A leaf's AccumulateGrad, made on its first use, is the leaf, not an op: skipped,
+        as the walk without the hook never records one."""
+        if type(node) is not _ACCUMULATE_GRAD:
+            self.pending.append(node)
 
     def _take_pending(self, line: SourceLine | None) -> None:
         nodes, self.pending = self.pending, []
