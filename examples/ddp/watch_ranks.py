@@ -66,12 +66,15 @@ def main(rank: int, mode: str, out: Path | None) -> None:
     if session is not None:
         ranked = session.gather()  # every rank calls it; rank 0 gets the merged report
         if ranked is not None:
-            print(ranked)
+            print(ranked, flush=True)
         if out is not None and ranked is not None:
             (out / f"{mode}.json").write_text(ranked.to_json())
             (out / f"{mode}.txt").write_text(str(ranked))
         elif out is not None:
             (out / f"{mode}-{rank}.gathered").write_text(repr(ranked))
+    # no rank leaves before the report is out: torch 2.13 can abort a rank at interpreter
+    # exit (gloo threads still running), and mp.spawn then stops the others
+    dist.barrier()
     dist.destroy_process_group()
 
 
