@@ -29,6 +29,7 @@ though the recorder keeps only the latest events.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,12 +64,16 @@ class StepProtocol(Check):
 
     def __init__(self) -> None:
         self.timeline = Timeline()
+        # a module freed in another thread concludes there while this one steps
+        self.lock = threading.Lock()
 
     def on_step(self, step: StepCall) -> None:
-        self.timeline.read(step.run.events.protocol)
+        with self.lock:
+            self.timeline.read(step.run.events.protocol)
 
     def conclude(self, run: Run) -> Iterable[Finding]:
-        self.timeline.read(run.events.protocol)
+        with self.lock:
+            self.timeline.read(run.events.protocol)
         names: dict[int, str] = {}
         if self.timeline.moved:
             for top in _top_modules(run.modules):
