@@ -116,17 +116,15 @@ class Timeline:
     window: _Window = field(default_factory=_Window)
     last_fill: int = -1  # order of the latest backward or hand-assigned gradients
     last_step: dict[int, StepEvent] = field(default_factory=dict)  # optimizer id -> step
-    step_line: SourceLine | None = None
     # what was found: the first of each kind (the runs after it repeat it)
-    zeroed: SourceLine | None = None
-    zeroed_seen: bool = False
+    zeroed: StepEvent | None = None
     early_clip: StepEvent | None = None
     scaled_clip: StepEvent | None = None
     window_clip: tuple[SourceLine | None, int, StepEvent] | None = None
     repeated: tuple[StepEvent, StepEvent] | None = None
     empty_clip: StepEvent | None = None
     unused_return: tuple[StepEvent, StepEvent] | None = None
-    stale: list[StepEvent] = field(default_factory=list)  # the first, then a count
+    stale: StepEvent | None = None  # the first step on stale gradients; then a count
     stale_steps: int = 0
     moved: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(default_factory=dict)
     cycles: dict[int, _Cycle] = field(default_factory=dict)  # optimizer id -> its cycle
@@ -166,8 +164,8 @@ class Timeline:
             # optimizer.zero_grad() says whether it dropped work none of its steps used;
             # p.grad = None (optimizer 0) is taken to have
             fresh = event.optimizer == 0 or event.grads > 0
-            if fresh and window.filled >= 0 and not window.read and not self.zeroed_seen:
-                self.zeroed, self.zeroed_seen = event.line, True
+            if fresh and window.filled >= 0 and not window.read and self.zeroed is None:
+                self.zeroed = event
             if fresh:
                 window.filled = -1
             if event.optimizer:
@@ -184,8 +182,8 @@ class Timeline:
             self._step(event)
         elif kind == "stale":
             self.stale_steps += 1
-            if not self.stale:
-                self.stale.append(event)
+            if self.stale is None:
+                self.stale = event
         elif kind == "moved":
             for key in event.params:
                 self.moved.setdefault(key, (event.origin, event.line))
@@ -218,7 +216,6 @@ class Timeline:
     def _step(self, step: StepEvent) -> None:
         window = self.window
         self.steps += 1
-        self.step_line = step.line
         if self.window_clip is None and not step.closure:
             repeated = [(line, n) for line, n in window.clips.items() if n > 1]
             if repeated:
@@ -248,15 +245,17 @@ class Timeline:
     def findings(self, names: dict[int, str], made: Mapping[int, Any]) -> list[Finding]:
         found: list[Finding] = []
         if self.steps:  # without a training loop, none of these orders is anybody's bug
-            found += _zeroed(self.zeroed) if self.zeroed_seen else []
+            found += _zeroed(self.zeroed.line) if self.zeroed else []
             found += _early_clip(self.early_clip) if self.early_clip else []
         found += _scaled_clip(self.scaled_clip) if self.scaled_clip else []
         found += _window_clip(*self.window_clip) if self.window_clip else []
         found += _repeated_step(*self.repeated) if self.repeated else []
         found += _empty_clip(self.empty_clip) if self.empty_clip else []
         found += _returned(*self.unused_return) if self.unused_return else []
-        if self.stale_steps >= 2:  # one step on a sum is accumulation; two are a loop
-            found += _stale(self.stale[0], self.stale_steps)
+        if (
+            self.stale is not None and self.stale_steps >= 2
+        ):  # one step on a sum is accumulation; two are a loop
+            found += _stale(self.stale, self.stale_steps)
         found += _moved(self.moved, names)
         for optimizer, cycle in self.cycles.items():
             if optimizer not in self.last_step and cycle.wasted >= 2 and cycle.first:
