@@ -211,4 +211,18 @@ ERROR_CATALOGUE_CODES: tuple[tuple[str, str, str, str, str], ...] = (
         "the parameters never change, and the loss that trains them stays flat.",
         "Call optimizer.step() right after the backward() that computes its gradients.",
     ),
+    _entry(
+        "GP168",
+        "torch_error",
+        "torch refused what the code asked: what it means, and the line to change",
+        "The recorded code raised an error that no dedicated check explains with the "
+        "recording. When it is one of the messages the error catalogue explains in words, "
+        "the finding says what it means and how to fix it; for any other exception, what "
+        "was raised and where. Either way the line to change comes from the traceback: code "
+        "that backward() ran (a custom Function's backward, a hook) when the error came from "
+        "there; the torch call that refused its arguments; or the line that made the "
+        "autograd node (or the tensor) torch's message is about.",
+        "Change the line named as the cause; the catalogue (docs/errors.md) lists every "
+        "message gradprobe knows and what it means.",
+    ),
 )

@@ -61,6 +61,7 @@ __all__ = [
     "UNUSED_INPUT_ERROR",
     "VERSION_ERROR",
     "VIEW_INPLACE_ERROR",
+    "WORDED_TEXTS",
     "checkpoint_generator_names",
     "compiled_region",
     "node_creation_hook",
@@ -285,6 +286,19 @@ DDP_UNFINISHED_REDUCTION_ERROR = (
 DDP_READY_TWICE_ERROR = "Expected to mark a variable ready only once"
 """DistributedDataParallel: one parameter's gradient produced twice in one backward."""
 
+
+# -- the error catalogue's worded entries (GP168), by entry key -----------------------------
+# Each text is the static start of torch 2.13's message (gradprobe.checks._torch_messages
+# lists where each is raised); a pattern where a name or number stands inside it.
+WORDED_TEXTS: dict[str, str | re.Pattern[str]] = {
+    # leaving autograd
+    "numpy_requires_grad": "Can't call numpy() on Tensor that requires grad",
+    # optimizer
+    "optimizer_non_leaf": "can't optimize a non-leaf Tensor",
+    # engine
+    "derivative_not_implemented": re.compile(r"the derivative for '[^']+' is not implemented"),
+}
+"""Message texts of the catalogue's entries explained in words, keyed by entry."""
 
 # -- version gates ------------------------------------------------------------------------------
 

@@ -42,6 +42,7 @@ from gradprobe.checks import protocol as protocol
 from gradprobe.checks import schedules as schedules
 from gradprobe.checks import raised as raised
 from gradprobe.checks import errors as errors
+from gradprobe.checks import unexplained as unexplained
 from gradprobe.checks import compiled as compiled
 from gradprobe.checks import distributed as distributed
 

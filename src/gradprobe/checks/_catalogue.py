@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from gradprobe import _compat as t
 
-__all__ = ["CATALOGUE", "FAMILIES", "Entry"]
+__all__ = ["CATALOGUE", "FAMILIES", "Entry", "worded_entry"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,12 @@ class Entry:
     message: str  # the start of torch's text, as shown in the docs
     names: str  # the line gradprobe names as the cause, in words
     roles: tuple[str, ...] = ("cause",)  # every role the finding's locations carry
+    # entries explained in words (code GP168, :mod:`gradprobe.checks.unexplained`): what
+    # torch's message means and what to change; the cause comes from the traceback's shape
+    # ("raised") or from where the tensor the raising line names was made ("made")
+    meaning: str = ""
+    fix: str = ""
+    blame: str = "raised"
 
     def matches(self, text: str) -> bool:
         """Whether ``text`` (an exception's ``str``) is this entry's message."""
@@ -54,9 +60,29 @@ FAMILIES = (
     "torch.func",
     "AMP",
     "DDP",
+    "optimizer",
+    "leaving autograd",
 )
 
 _E = Entry
+
+
+def _W(
+    key: str,
+    family: str,
+    message: str,
+    names: str,
+    meaning: str,
+    fix: str,
+    *,
+    blame: str = "raised",
+    roles: tuple[str, ...] = ("cause", "error"),
+) -> Entry:
+    """An entry explained in words (GP168): torch's text from ``_compat.WORDED_TEXTS``."""
+    return Entry(
+        key, family, t.WORDED_TEXTS[key], "GP168", message, names, roles, meaning, fix, blame
+    )
+
 
 CATALOGUE: tuple[Entry, ...] = (
     # -- engine --------------------------------------------------------------------------
@@ -479,4 +505,46 @@ CATALOGUE: tuple[Entry, ...] = (
         "the DistributedDataParallel(...) line (the backward is the error)",
         ("cause", "error"),
     ),
+    # -- worded entries (GP168): the meaning and the fix; the cause from the traceback ------
+    _W(
+        "numpy_requires_grad",
+        "leaving autograd",
+        "Can't call numpy() on Tensor that requires grad.",
+        "the .numpy() call",
+        "A tensor that requires grad was handed to NumPy. NumPy arrays carry no graph, so "
+        "torch refuses rather than let the values leave autograd unnoticed.",
+        "Call .detach() first (t.detach().cpu().numpy()) when the values are only read; "
+        "keep the computation in torch if a loss is built from them.",
+    ),
+    _W(
+        "optimizer_non_leaf",
+        "optimizer",
+        "can't optimize a non-leaf Tensor",
+        "the line that made the tensor a non-leaf (an op applied after requires_grad=True)",
+        "An optimizer was given a tensor computed by an operation (a non-leaf). Optimizers "
+        "update leaves: the tensor was probably made with requires_grad=True and then scaled, "
+        "moved or cast, which returns a new tensor whose .grad stays None.",
+        "Apply the op first and set requires_grad last: "
+        "w = (torch.randn(3) * 0.01).requires_grad_(), or wrap it in nn.Parameter.",
+        blame="made",
+    ),
+    _W(
+        "derivative_not_implemented",
+        "engine",
+        "the derivative for '...' is not implemented.",
+        "the line that called the op (in the forward)",
+        "backward() reached an op that has no derivative formula for one of its inputs. The "
+        "forward ran, and the error surfaces only when backward arrives at it.",
+        "Use an op with a derivative for that input, detach the input when it needs no "
+        "gradient, or write a custom autograd.Function with its backward.",
+        blame="node",
+    ),
 )
+
+
+def worded_entry(text: str) -> Entry | None:
+    """The entry explained in words (GP168) whose message ``text`` is, or None."""
+    for entry in CATALOGUE:
+        if entry.code == "GP168" and entry.matches(text):
+            return entry
+    return None

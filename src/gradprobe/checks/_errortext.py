@@ -25,6 +25,9 @@ from gradprobe._compat import (
     NONSCALAR_ERROR,
 )
 from gradprobe._source import shown_file
+from gradprobe.checks._blame import blame, raised_by_torch
+from gradprobe.checks._catalogue import worded_entry
+from gradprobe.checks._common import _locations
 from gradprobe.checks._errortable import EXCEPTION_TYPES, explain_plain
 from gradprobe.checks._versions import parse_version_error
 from gradprobe.findings import AutogradError, Finding, Location, make_finding
@@ -99,13 +102,29 @@ def explain_error(exc: BaseException) -> Finding | None:
     finding = _from_text(text) if isinstance(exc, RuntimeError) else None
     if finding is None:
         plain = explain_plain(text)
-        if plain is None:
-            return None
-        finding = make_finding(plain[0], message=plain[1])
+        if plain is not None:
+            finding = make_finding(plain[0], message=plain[1])
+        else:
+            return _worded(exc, text)
     location = _error_location(exc)
     if location is not None:
         finding = replace(finding, locations=(*finding.locations, location))
     return finding
+
+
+def _worded(exc: BaseException, text: str) -> Finding | None:
+    """A torch error the catalogue explains in words (GP168), its cause from the traceback."""
+    entry = worded_entry(text) if raised_by_torch(exc) else None
+    if entry is None:
+        return None
+    found = blame(exc.__traceback__)
+    return make_finding(
+        "GP168",
+        message=f"torch: {text.splitlines()[0][:300]}\n{entry.meaning}",
+        hint=entry.fix,
+        details={"entry": entry.key},
+        locations=_locations((found.cause, "cause"), (found.error, "error")),
+    )
 
 
 def _from_text(text: str) -> Finding | None:

@@ -1,0 +1,215 @@
+"""After an error, never "nothing wrong": an escaped exception no other check explained
+becomes GP168. When it is one of torch's errors that the catalogue explains in words
+(:mod:`gradprobe.checks._catalogue`, entries with a ``meaning``), the finding says what it
+means and what to change; otherwise what was raised and where. The line to change comes from
+the traceback's shape (:func:`gradprobe.checks._blame.blame`), from the recording where the
+traceback does not show it: the line that made the autograd node torch's message names
+(``... of AddmmBackward0``), or for entries blamed on ``"made"``, the line that made the
+tensor the raising line passes to torch.
+
+Runs last (after :mod:`gradprobe.checks.errors`), and only when no finding so far points at
+the error.
+
+Threads the recorded code started are not recorded (NOTE [threads] in
+:mod:`gradprobe._threads`), but their errors are not lost: an exception that ends such a
+thread is explained from its text and traceback (:func:`explain_error`, else GP168) and the
+finding says plainly that the thread ran unrecorded.
+"""
+
+from __future__ import annotations
+
+import linecache
+import re
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from types import TracebackType
+
+import torch
+
+from gradprobe._patch import Patches
+from gradprobe._recorder import SourceLine
+from gradprobe._source import shown_file
+from gradprobe.checks._api import Check, Run, register
+from gradprobe.checks._blame import blame, raised_by_torch
+from gradprobe.checks._catalogue import Entry, worded_entry
+from gradprobe.checks._common import _locations
+from gradprobe.checks._errortext import explain_error
+from gradprobe.findings import Finding, Location, make_finding
+from gradprobe.hooks._names import frame_variables
+
+__all__ = ["UnexplainedError"]
+
+# a node named in torch's text: "output 0 of AddmmBackward0", "Function MulBackward0 returned"
+_NODE = re.compile(r"\b([A-Z]\w*Backward\d*)\b")
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
+_QUOTED = re.compile(r"'([\w:.]+)'")
+_BACKWARD = re.compile(r"Backward\d*$")
+_TEXT_CHARS = 300  # of the message, in the finding (a torch text can run to pages)
+
+
+@register
+class UnexplainedError(Check):
+    """Every escaped error gets a finding (GP168) when nothing else explained it."""
+
+    name = "gradprobe.errors.unexplained"
+    codes = ("GP168",)
+
+    def __init__(self) -> None:
+        self._patches = Patches()
+        self._threads: list[Finding] = []  # errors that ended threads started while recording
+
+    def start(self, run: Run) -> None:
+        before = {thread.ident for thread in threading.enumerate()}
+        passed_on = threading.excepthook
+        patches = self._patches
+
+        def excepthook(args: threading.ExceptHookArgs) -> None:
+            thread = args.thread
+            if (
+                patches.targets()
+                and isinstance(args.exc_value, Exception)
+                and thread is not None
+                and thread.ident not in before
+            ):
+                self._threads.append(_thread_finding(run, thread.name, args.exc_value))
+            passed_on(args)
+
+        patches.set(threading, "excepthook", excepthook)
+
+    def stop(self) -> None:
+        self._patches.undo()
+
+    def conclude(self, run: Run) -> Iterable[Finding]:
+        found, self._threads = self._threads, []
+        return found
+
+    def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
+        error = run.error
+        if not isinstance(error, Exception) or any(_about_error(f) for f in found):
+            return ()
+        return (_finding(run, error),)
+
+
+def _thread_finding(run: Run, thread: str, error: Exception) -> Finding:
+    """An error that ended an unrecorded thread, explained from what it carries."""
+    explained = explain_error(error)
+    finding = explained if explained is not None else _finding(run, error)
+    unrecorded = (
+        f"In thread {thread!r}, which gradprobe did not record (only the thread that entered "
+        "the recording is; this comes from the error's text and traceback alone): "
+    )
+    return replace(finding, message=unrecorded + finding.message)
+
+
+def _about_error(finding: Finding) -> bool:
+    return any(loc.role == "error" for loc in finding.locations)
+
+
+def _finding(run: Run, error: Exception) -> Finding:
+    text = _text(error)
+    entry = worded_entry(text) if raised_by_torch(error) else None
+    found = blame(error.__traceback__)
+    cause, how = found.cause, found.how
+    if entry is not None and entry.blame == "made":
+        made = _made(run, error.__traceback__, found.error)
+        if made is not None:
+            cause, how = made, "where the tensor the call was given was made"
+    if cause is None and found.in_backward and not found.own_raise:
+        cause = _named_node_line(run, text, quoted=entry is not None and entry.blame == "node")
+        how = "the line that made the node torch's message names" if cause else how
+    locations = _locations((cause, "cause"), (found.error, "error"))
+    if found.error is not None and found.error == cause and len(locations) == 1:
+        locations = [*locations, *_locations((found.error, "error"))]
+    kind = type(error).__qualname__
+    first = text.splitlines()[0][:_TEXT_CHARS] if text else ""
+    where = _shown(found.error) if found.error is not None else "outside your code"
+    details = {"exception": kind, "text": text[:_TEXT_CHARS], "cause_from": how or None}
+    if entry is not None:
+        return _worded(entry, details, locations)
+    return make_finding(
+        "GP168",
+        message=f"{kind} at {where}: {first}" + (f" ({how})" if how else ""),
+        details={**details, "entry": None},
+        locations=locations,
+    )
+
+
+def _worded(entry: Entry, details: Mapping[str, object], locations: list[Location]) -> Finding:
+    return make_finding(
+        "GP168",
+        message=f"torch: {details['text']}\n{entry.meaning}",
+        hint=entry.fix,
+        details={**details, "entry": entry.key},
+        locations=locations,
+    )
+
+
+def _made(run: Run, tb: TracebackType | None, line: SourceLine | None) -> SourceLine | None:
+    """The line that made a tensor the raising line names: the recorded creation line of
+    its autograd node (a non-leaf given where a leaf is expected)."""
+    if line is None or not run.events.nodes:
+        return None
+    frame = None
+    while tb is not None:
+        if (tb.tb_frame.f_code.co_filename, tb.tb_lineno) == line[:2]:
+            frame = tb.tb_frame
+        tb = tb.tb_next
+    if frame is None:
+        return None
+    names = set(_NAME.findall(linecache.getline(line[0], line[1])))
+    for name, value in frame_variables(frame):
+        if name not in names:
+            continue
+        for tensor in _tensors(value):
+            node = tensor.grad_fn
+            record = run.events.nodes.get((node.name(), node._sequence_nr())) if node else None
+            if record is not None and record.line is not None:
+                made: SourceLine = record.line
+                return made
+    return None
+
+
+def _tensors(value: object) -> Iterable[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value[:64]:
+            if isinstance(item, torch.Tensor):
+                yield item
+            elif isinstance(item, dict):
+                yield from _tensors(item.get("params", ()))
+
+
+def _named_node_line(run: Run, text: str, *, quoted: bool) -> SourceLine | None:
+    """The latest recorded node torch's text names: ``MulBackward0`` as such, or (for
+    entries blamed on ``"node"``) an op quoted in it, ``'zeta'`` for ``SpecialZetaBackward0``."""
+    nodes = run.events.nodes
+    if not nodes:
+        return None
+    names = [(name, True) for name in _NODE.findall(text)]
+    if quoted:
+        names += [(_squash(name), False) for name in _QUOTED.findall(text)]
+    for name, exact in names:
+        for record in reversed(nodes.values()):
+            op = record.op if exact else _squash(_BACKWARD.sub("", record.op))
+            if record.line is not None and (op == name if exact else name and name in op):
+                line: SourceLine = record.line
+                return line
+    return None
+
+
+def _squash(name: str) -> str:
+    return name.lower().replace("_", "").removeprefix("aten::")
+
+
+def _shown(line: SourceLine) -> str:
+    return f"{shown_file(line[0])}:{line[1]}"
+
+
+def _text(error: BaseException) -> str:
+    """``str(error)``, or a plain description when the exception's ``__str__`` raises."""
+    try:
+        return str(error)
+    except Exception:  # noqa: BLE001  (a user's __str__ may raise anything)
+        return f"<{type(error).__qualname__} whose str() raised>"
