@@ -291,12 +291,189 @@ DDP_READY_TWICE_ERROR = "Expected to mark a variable ready only once"
 # Each text is the static start of torch 2.13's message (gradprobe.checks._torch_messages
 # lists where each is raised); a pattern where a name or number stands inside it.
 WORDED_TEXTS: dict[str, str | re.Pattern[str]] = {
-    # leaving autograd
-    "numpy_requires_grad": "Can't call numpy() on Tensor that requires grad",
-    # optimizer
-    "optimizer_non_leaf": "can't optimize a non-leaf Tensor",
     # engine
     "derivative_not_implemented": re.compile(r"the derivative for '[^']+' is not implemented"),
+    "anomaly_nan_in_backward": re.compile(
+        r"Function '\w+' returned nan values in its \d+\w* output"
+    ),
+    "out_arg_requires_grad": re.compile(
+        r"\w+\(\): functions with out=\.\.\. arguments don't support automatic differentiation, "
+        r"but one of the arguments requires grad"
+    ),
+    "nondifferentiable_argument": re.compile(
+        r"The function '\w+' is not differentiable with respect to argument '\w+'"
+    ),
+    "complex_autograd_unsupported": re.compile(
+        r"\w+ does not support automatic differentiation for outputs with complex dtype"
+    ),
+    "qr_mode_r_backward": "The derivative of linalg.qr depends on Q, which is not computed when mode='r'",
+    "retain_grad_without_grad": "can't retain_grad on Tensor that has requires_grad=False",
+    "backward_grad_tensors_count": re.compile(r"got \d+ tensors and \d+ gradients"),
+    "grad_tensors_type": "gradients can be either Tensors or None, but got",
+    "grad_output_dtype_mismatch": (
+        "For complex Tensors, both grad_output and output are required to have the same dtype"
+    ),
+    "saved_tensor_detached_inplace": "Trying to use a saved tensor that has been detached in-place",
+    "resize_requires_grad": "cannot resize variables that require grad",
+    "set_data_integer": (
+        "data set to a tensor that requires gradients must be floating point or complex dtype"
+    ),
+    "set_data_incompatible": (
+        "Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have "
+        "incompatible tensor type"
+    ),
+    # setting .grad
+    "grad_assign_type": "assigned grad expected to be a Tensor or None but got grad of type",
+    "grad_assign_self": "can't assign Variable as its own grad",
+    "grad_assign_shape": re.compile(
+        r"attempting to assign a gradient of size '\[[\d, ]*\]' to a tensor of size"
+    ),
+    "grad_assign_dtype": re.compile(
+        r"attempting to assign a gradient (?:with dtype '\w+' to a tensor with|to a tensor that "
+        r"has data of a different type)"
+    ),
+    "grad_assign_device": re.compile(
+        r"attempting to assign a gradient with device type '\w+' to a tensor with device type"
+    ),
+    "grad_dtype_non_leaf": re.compile(r"grad_dtype can only be (?:set|accessed) on leaf tensors"),
+    # autograd.grad
+    "empty_inputs": re.compile(r"`inputs` argument to `(?:backward|grad)\(\)` cannot be empty"),
+    "grad_input_not_tensor": "all inputs have to be Tensors or GradientEdges, but got",
+    "gradient_edge_without_grad": (
+        "It is not possible to get the gradient edge for a Tensor that does not require gradients"
+    ),
+    "gradcheck_no_grad_inputs": (
+        "gradcheck expects at least one input tensor to require gradient, but none of them have "
+        "requires_grad=True"
+    ),
+    # hooks
+    "hook_returned_non_tensor": re.compile(r"expected Variable, but hook returned '[\w.]+'"),
+    "post_accumulate_hook_non_leaf": (
+        "post accumulate grad hooks cannot be registered on non-leaf tensors"
+    ),
+    "post_accumulate_hook_return": "Tensor post accumulate grad hooks should return None",
+    "unpack_hook_non_tensor": (
+        "Output of saved tensor unpack_hook expected to be a Tensor but got result of type"
+    ),
+    # custom Function
+    "custom_backward_non_tensor": re.compile(r"expected Variable or None \(got [\w.]+\)"),
+    "custom_backward_missing": (
+        "You must implement either the backward or vjp method for your custom autograd.Function"
+    ),
+    "legacy_function": "Legacy autograd function with non-static forward method is deprecated",
+    "mark_dirty_not_returned": (
+        "Some elements marked as dirty during the forward method were not returned as output"
+    ),
+    "saved_input_returned_as_is": (
+        "An input that has been returned as-is as output is being saved for backward"
+    ),
+    "saved_tensors_accessed_twice": (
+        "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True"
+    ),
+    "custom_jvp_missing": "You must implement the jvp function for custom autograd.Function",
+    "custom_jvp_wrong_count": re.compile(
+        r"Function's jvp returned an invalid number of forward gradients \(expected \d+ but got "
+        r"\d+\)"
+    ),
+    # checkpoint
+    "checkpoint_outputs_no_grad": (
+        "none of output has requires_grad=True, this checkpoint() is not necessary"
+    ),
+    # inference mode
+    "inference_view_inplace": "A view was created in inference mode and",
+    # torch.func
+    "backward_inside_func_transform": re.compile(
+        r"backward\(\) called inside (?:a functorch transform|torch\.vmap)\. This is not supported"
+    ),
+    "func_grad_output_type": (
+        "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got"
+    ),
+    "func_has_aux_format": (
+        "output of function f should be a tuple: (output, aux) if has_aux is True"
+    ),
+    "func_output_type": re.compile(
+        r": (?:Expected f to be a function that has non-empty output|expected f\(\*(?:primals|args)"
+        r"\) to return only tensors|Expected output of f to be a (?:Tensor or Tensors|non-empty "
+        r"tuple of Tensors))"
+    ),
+    "func_jvp_arguments": re.compile(
+        r": Expected (?:primals to be a tuple\. |primals and tangents to have the same python "
+        r"structure|\w+ to be a (?:non-empty )?tuple of Tensors|\w+ to contain at least one Tensor"
+        r"|\w+ to only contain Tensors)"
+    ),
+    "func_vjp_integer_output": (
+        "vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got Tensor"
+    ),
+    "func_retain_grad": "You are attempting to call Tensor.retain_grad()",
+    "func_data_mutation": "mutating directly with `.data` inside functorch transform is not allowed",
+    "func_saved_tensor_hooks": "don't yet support saved tensor hooks",
+    "func_custom_function_setup_context": (
+        "In order to use an autograd.Function with functorch transforms"
+    ),
+    "custom_function_vmap": re.compile(
+        r"You tried to vmap over \w+, but it does not have vmap support|To use autograd\.Function "
+        r"with vmap, you must either override the vmap staticmethod"
+    ),
+    # forward-mode AD
+    "forward_ad_not_implemented": re.compile(
+        r"Trying to use forward AD with \w+ that does not support it because it has not been "
+        r"implemented yet"
+    ),
+    "make_dual_without_level": "Trying to create a dual Tensor for forward AD but no level exists",
+    "nested_dual_level": "Nested forward mode AD is not supported at the moment",
+    "dual_tangent_shape": (
+        "Trying to set a forward gradient that has a different size than that of the original "
+        "Tensor"
+    ),
+    "dual_tangent_is_dual": (
+        "Setting a forward grad that itself has a forward gradient at the same level"
+    ),
+    "dual_integer": re.compile(
+        r"Expected (?:primal|tangent) to be floating point or complex, but got"
+    ),
+    "resize_dual": "cannot resize variables that has a forward grad",
+    # autograd.functional
+    "functional_inputs_type": re.compile(
+        r"The \w+ given to \w+ must be either a Tensor or a tuple of Tensors but the"
+    ),
+    "functional_v_missing": "The vector v can only be None if the",
+    "functional_v_shape": re.compile(
+        r"v is a tuple of invalid length: should be|The given v should contain a single Tensor"
+        r"|v has invalid size: should be"
+    ),
+    "functional_hessian_output": re.compile(
+        r"The (?:function|Tensor returned by the function) given to (?:hessian|vhp|hvp) should "
+        r"(?:return a single Tensor|contain a single element)"
+    ),
+    # optimizer
+    "optimizer_non_leaf": "can't optimize a non-leaf Tensor",
+    "optimizer_empty_params": "optimizer got an empty parameter list",
+    "optimizer_params_type": re.compile(
+        r"params argument given to the optimizer should be an iterable of Tensors or dicts"
+        r"|optimizer can only optimize Tensors, but one of the params is"
+        r"|param_group must be a dict, but got"
+    ),
+    "optimizer_param_in_two_groups": "some parameters appear in more than one parameter group",
+    "optimizer_state_dict_mismatch": re.compile(
+        r"loaded state dict (?:has a different number of parameter groups|contains a parameter "
+        r"group that doesn't match the size of optimizer's group)"
+    ),
+    "clip_grad_nonfinite": re.compile(
+        r"The total norm of order \S+ for gradients from `parameters` is non-finite, so it cannot "
+        r"be clipped"
+    ),
+    # AMP
+    "scaler_without_scale": re.compile(r"Attempted \w+ but _scale is None"),
+    "scaler_no_inf_checks": "No inf checks were recorded for this optimizer",
+    "scaler_update_without_step": "No inf checks were recorded prior to update",
+    "scaler_step_twice": "step() has already been called since the last update()",
+    "unscale_after_step": "unscale_() is being called after step()",
+    # leaving autograd
+    "numpy_requires_grad": "Can't call numpy() on Tensor that requires grad",
+    "dlpack_requires_grad": "Can't export tensors that require gradient, use tensor.detach()",
+    "python_map_requires_grad": re.compile(
+        r"Can't call (?:apply_|map_|map2_)\(\) on Variable that requires grad"
+    ),
 }
 """Message texts of the catalogue's entries explained in words, keyed by entry."""
 

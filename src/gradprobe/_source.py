@@ -9,6 +9,7 @@ modules that only forward calls (``contextlib``, ``functools``, ``runpy``...).
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import linecache
 import os
@@ -46,7 +47,13 @@ def _dirs() -> tuple[str, ...]:
 _SKIP_DIRS = _dirs()
 _SKIP_FILES = frozenset(
     os.path.realpath(f)
-    for f in (contextlib.__file__, functools.__file__, runpy.__file__, threading.__file__)
+    for f in (
+        contextlib.__file__,
+        copy.__file__,
+        functools.__file__,
+        runpy.__file__,
+        threading.__file__,
+    )
     if f
 )
 # gradprobe's demo plays the user's script: its lines are the ones to show.

@@ -196,8 +196,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "' returned nan values in its",
         "anomaly mode",
-        reason="todo: a backward node produces NaN while torch.autograd.set_detect_anomaly(True) is on",
-        proposed="anomaly_nan_in_backward",
+        entry="anomaly_nan_in_backward",
     ),
     _M(
         "torch/csrc/autograd/engine.cpp",
@@ -306,8 +305,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "backward() called inside torch.vmap. This is not supported, please call backward() outside torch.vmap",
         "torch.func",
-        reason="todo: tensor.backward() inside a function given to torch.vmap",
-        proposed="backward_inside_vmap",
+        entry="backward_inside_func_transform",
     ),
     _M(
         "torch/csrc/autograd/python_engine.cpp",
@@ -333,8 +331,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "tensors and",
         "engine",
-        reason="todo: torch.autograd.backward(tensors, grad_tensors) with fewer grad_tensors than tensors",
-        proposed="backward_grad_tensors_count",
+        entry="backward_grad_tensors_count",
     ),
     _M(
         "torch/csrc/autograd/python_engine.cpp",
@@ -351,8 +348,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "all inputs have to be Tensors or GradientEdges, but got",
         "autograd.grad",
-        reason="todo: a non-tensor among the inputs of autograd.grad",
-        proposed="grad_input_not_tensor",
+        entry="grad_input_not_tensor",
     ),
     _M(
         "torch/csrc/autograd/python_engine.cpp",
@@ -558,8 +554,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.",
         "engine",
-        reason="todo: an op called with out= while an argument requires grad",
-        proposed="out_arg_requires_grad",
+        entry="out_arg_requires_grad",
     ),
     _M(
         "torch/csrc/autograd/VariableTypeUtils.h",
@@ -567,8 +562,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "does not support automatic differentiation for outputs with complex dtype.",
         "engine",
-        reason="todo: differentiating an op with no complex derivative on complex inputs",
-        proposed="complex_autograd_unsupported",
+        entry="complex_autograd_unsupported",
     ),
     _M(
         "torch/csrc/autograd/VariableTypeUtils.h",
@@ -576,8 +570,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "' is not differentiable with respect to argument '",
         "engine",
-        reason="todo: an argument that requires grad passed where the op has no derivative (e.g. a target, an index)",
-        proposed="nondifferentiable_argument",
+        entry="nondifferentiable_argument",
     ),
     _M(
         "torch/csrc/autograd/VariableTypeUtils.h",
@@ -585,8 +578,7 @@ MESSAGES: tuple[Message, ...] = (
         "NotImplementedError",
         "that does not support it because it has not been implemented yet.",
         "forward AD",
-        reason="todo: forward-mode AD (jvp, jacfwd, make_dual) through an op without a forward derivative",
-        proposed="forward_ad_not_implemented",
+        entry="forward_ad_not_implemented",
     ),
     _M(
         "torch/csrc/autograd/VariableTypeUtils.h",
@@ -669,8 +661,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "A view was created in inference mode and",
         "inference mode",
-        reason="todo: a view made inside inference_mode of a normal tensor is written in place after the block",
-        proposed="inference_view_inplace",
+        entry="inference_view_inplace",
     ),
     _M(
         "torch/csrc/autograd/variable.cpp",
@@ -686,8 +677,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "can't retain_grad on Tensor that has requires_grad=False",
         "engine",
-        reason="todo: .retain_grad() on a tensor that does not require grad",
-        proposed="retain_grad_without_grad",
+        entry="retain_grad_without_grad",
     ),
     _M(
         "torch/csrc/autograd/variable.cpp",
@@ -695,8 +685,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have incompatible tensor type.",
         "engine",
-        reason="todo: `x.data = y` with y of another device type or layout",
-        proposed="set_data_incompatible",
+        entry="set_data_incompatible",
     ),
     _M(
         "torch/csrc/autograd/variable.cpp",
@@ -704,8 +693,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "data set to a tensor that requires gradients must be floating point or complex dtype",
         "engine",
-        reason="todo: `x.data = int_tensor` on a tensor that requires grad",
-        proposed="set_data_integer",
+        entry="set_data_integer",
     ),
     _M(
         "torch/csrc/autograd/variable.cpp",
@@ -713,8 +701,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "grad_dtype can only be set on leaf tensors.",
         "engine",
-        reason="todo: setting .grad_dtype on a non-leaf tensor",
-        proposed="grad_dtype_non_leaf",
+        entry="grad_dtype_non_leaf",
     ),
     _M(
         "torch/csrc/autograd/variable.cpp",
@@ -931,8 +918,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Some elements marked as dirty during the forward method were not returned as output.",
         "custom Function",
-        reason="todo: forward marks an input dirty but does not return it",
-        proposed="mark_dirty_not_returned",
+        entry="mark_dirty_not_returned",
     ),
     _M(
         "torch/csrc/autograd/custom_function.cpp",
@@ -949,8 +935,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "An input that has been returned as-is as output is being saved for backward.",
         "custom Function",
-        reason="todo: setup_context saves an input that forward returned unchanged",
-        proposed="saved_input_returned_as_is",
+        entry="saved_input_returned_as_is",
     ),
     _M(
         "torch/csrc/autograd/custom_function.cpp",
@@ -967,8 +952,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Function's jvp returned an invalid number of forward gradients (expected",
         "forward AD",
-        reason="todo: a custom Function's jvp returns the wrong number of tangents",
-        proposed="custom_jvp_wrong_count",
+        entry="custom_jvp_wrong_count",
     ),
     _M(
         "torch/csrc/autograd/custom_function.cpp",
@@ -1107,8 +1091,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().",
         "engine",
-        reason="todo: detach_() on a tensor autograd saved, then backward",
-        proposed="saved_tensor_detached_inplace",
+        entry="saved_tensor_detached_inplace",
     ),
     _M(
         "torch/csrc/autograd/saved_variable.cpp",
@@ -1178,8 +1161,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Setting a forward grad that itself has a forward gradient at the same level",
         "forward AD",
-        reason="todo: make_dual with a tangent that is itself a dual tensor of the same level",
-        proposed="dual_tangent_is_dual",
+        entry="dual_tangent_is_dual",
     ),
     _M(
         "torch/csrc/autograd/autograd_meta.cpp",
@@ -1187,8 +1169,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Trying to set a forward gradient that has a different size than that of the original Tensor",
         "forward AD",
-        reason="todo: make_dual / jvp with a tangent of another shape than the primal",
-        proposed="dual_tangent_shape",
+        entry="dual_tangent_shape",
     ),
     _M(
         "torch/csrc/autograd/autograd_meta.cpp",
@@ -1206,8 +1187,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Nested forward mode AD is not supported at the moment",
         "forward AD",
-        reason="todo: a fwAD.dual_level() entered inside another",
-        proposed="nested_dual_level",
+        entry="nested_dual_level",
     ),
     _M(
         "torch/csrc/autograd/forward_grad.cpp",
@@ -1249,8 +1229,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "cannot resize variables that require grad",
         "engine",
-        reason="todo: resize_() on a tensor that requires grad",
-        proposed="resize_requires_grad",
+        entry="resize_requires_grad",
     ),
     _M(
         "torch/csrc/autograd/VariableTypeManual.cpp",
@@ -1258,8 +1237,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "cannot resize variables that has a forward grad",
         "forward AD",
-        reason="todo: resize_() on a dual tensor",
-        proposed="resize_dual",
+        entry="resize_dual",
     ),
     _M(
         "torch/csrc/autograd/VariableTypeManual.cpp",
@@ -1319,8 +1297,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "the derivative for '",
         "derivative formulas",
-        reason="todo: backward through an op whose derivative is not implemented (the name is in the message)",
-        proposed="derivative_not_implemented",
+        entry="derivative_not_implemented",
     ),
     _M(
         "torch/csrc/autograd/FunctionsManual.cpp",
@@ -1337,8 +1314,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The derivative of linalg.qr depends on Q, which is not computed when mode='r'.",
         "derivative formulas",
-        reason="todo: backward through linalg.qr(mode='r')",
-        proposed="qr_mode_r_backward",
+        entry="qr_mode_r_backward",
     ),
     _M(
         "torch/csrc/autograd/FunctionsManual.cpp",
@@ -1813,8 +1789,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "expected Variable or None (got",
         "custom Function",
-        reason="todo: a custom Function's backward returns a number or another non-tensor",
-        proposed="custom_backward_non_tensor",
+        entry="custom_backward_non_tensor",
     ),
     _M(
         "torch/csrc/autograd/python_function.cpp",
@@ -1857,8 +1832,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True",
         "custom Function",
-        reason="todo: ctx.saved_tensors read twice in a Function with clear_saved_tensors_on_access=True",
-        proposed="saved_tensors_accessed_twice",
+        entry="saved_tensors_accessed_twice",
     ),
     _M(
         "torch/csrc/autograd/python_function.cpp",
@@ -1997,8 +1971,7 @@ MESSAGES: tuple[Message, ...] = (
         "TypeError",
         "expected Variable, but hook returned '%s'",
         "hooks",
-        reason="todo: a tensor hook returns something other than a tensor or None",
-        proposed="hook_returned_non_tensor",
+        entry="hook_returned_non_tensor",
     ),
     _M(
         "torch/csrc/autograd/python_hook.cpp",
@@ -2033,8 +2006,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Tensor post accumulate grad hooks should return None.",
         "hooks",
-        reason="todo: a register_post_accumulate_grad_hook hook returns a value",
-        proposed="post_accumulate_hook_return",
+        entry="post_accumulate_hook_return",
     ),
     # -- torch/csrc/autograd/python_saved_variable_hooks.cpp ---------------------------------------
     _M(
@@ -2043,8 +2015,7 @@ MESSAGES: tuple[Message, ...] = (
         "TypeError",
         "Output of saved tensor unpack_hook expected to be a Tensor but got result of type",
         "saved tensor hooks",
-        reason="todo: a saved_tensors_hooks unpack_hook returns a non-tensor",
-        proposed="unpack_hook_non_tensor",
+        entry="unpack_hook_non_tensor",
     ),
     # -- torch/csrc/autograd/python_cpp_function.cpp -----------------------------------------------
     _M(
@@ -2127,8 +2098,7 @@ MESSAGES: tuple[Message, ...] = (
         "TypeError",
         "assigned grad expected to be a Tensor or None but got grad of type",
         "engine",
-        reason="todo: `p.grad = <non-tensor>`",
-        proposed="grad_assign_type",
+        entry="grad_assign_type",
     ),
     _M(
         "torch/csrc/autograd/python_variable.cpp",
@@ -2136,8 +2106,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "can't assign Variable as its own grad",
         "engine",
-        reason="todo: `p.grad = p`",
-        proposed="grad_assign_self",
+        entry="grad_assign_self",
     ),
     _M(
         "torch/csrc/autograd/python_variable.cpp",
@@ -2145,8 +2114,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "attempting to assign a gradient with dtype '",
         "engine",
-        reason="todo: `p.grad = g` with g of another dtype than p.grad_dtype",
-        proposed="grad_assign_dtype",
+        entry="grad_assign_dtype",
     ),
     _M(
         "torch/csrc/autograd/python_variable.cpp",
@@ -2154,8 +2122,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "attempting to assign a gradient with device type '",
         "engine",
-        reason="todo: `p.grad = g` with g on another device type",
-        proposed="grad_assign_device",
+        entry="grad_assign_device",
     ),
     _M(
         "torch/csrc/autograd/python_variable.cpp",
@@ -2163,8 +2130,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "attempting to assign a gradient to a tensor that has data of a different type",
         "engine",
-        reason="todo: `p.grad = g` with g of another dtype or layout",
-        proposed="grad_assign_dtype",
+        entry="grad_assign_dtype",
     ),
     _M(
         "torch/csrc/autograd/python_variable.cpp",
@@ -2180,8 +2146,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "attempting to assign a gradient of size '",
         "engine",
-        reason="todo: `p.grad = g` with g of another shape",
-        proposed="grad_assign_shape",
+        entry="grad_assign_shape",
     ),
     _M(
         "torch/csrc/autograd/python_variable.cpp",
@@ -2206,8 +2171,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "grad_dtype can only be accessed on leaf tensors.",
         "engine",
-        reason="todo: reading .grad_dtype of a non-leaf tensor",
-        proposed="grad_dtype_non_leaf",
+        entry="grad_dtype_non_leaf",
     ),
     _M(
         "torch/csrc/autograd/python_variable.cpp",
@@ -2763,8 +2727,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Can't call apply_() on Variable that requires grad. Use var.detach().apply_() instead.",
         "engine",
-        reason="todo: apply_() on a tensor that requires grad",
-        proposed="python_map_requires_grad",
+        entry="python_map_requires_grad",
     ),
     _M(
         "tools/autograd/templates/python_variable_methods.cpp",
@@ -2772,8 +2735,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Can't call map_() on Variable that requires grad. Use var.detach().map_() instead.",
         "engine",
-        reason="todo: map_() on a tensor that requires grad",
-        proposed="python_map_requires_grad",
+        entry="python_map_requires_grad",
     ),
     _M(
         "tools/autograd/templates/python_variable_methods.cpp",
@@ -2781,8 +2743,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Can't call map2_() on Variable that requires grad. Use var.detach().map2_() instead.",
         "engine",
-        reason="todo: map2_() on a tensor that requires grad",
-        proposed="python_map_requires_grad",
+        entry="python_map_requires_grad",
     ),
     # -- torch/csrc/utils/tensor_numpy.cpp ---------------------------------------------------------
     _M(
@@ -2791,8 +2752,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
         "numpy",
-        reason="todo: .numpy() / np.asarray() / matplotlib on a tensor that requires grad",
-        proposed="numpy_requires_grad",
+        entry="numpy_requires_grad",
     ),
     # -- torch/csrc/utils/tensor_new.cpp -----------------------------------------------------------
     _M(
@@ -2847,8 +2807,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "You are attempting to call Tensor.retain_grad()",
         "torch.func",
-        reason="todo: retain_grad() inside a function given to torch.func.grad/vjp/jacrev",
-        proposed="func_retain_grad",
+        entry="func_retain_grad",
     ),
     _M(
         "aten/src/ATen/functorch/DynamicLayer.cpp",
@@ -2874,8 +2833,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "mutating directly with `.data` inside functorch transform is not allowed.",
         "torch.func",
-        reason="todo: `x.data = ...` / .data writes inside a torch.func transform",
-        proposed="func_data_mutation",
+        entry="func_data_mutation",
     ),
     # -- torch/csrc/distributed/c10d/reducer.cpp ---------------------------------------------------
     _M(
@@ -3256,8 +3214,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "For complex Tensors, both grad_output and output are required to have the same dtype. Mismatch in dtype: grad_output[",
         "engine",
-        reason="todo: backward(gradient=g) with g real for a complex output (or the reverse)",
-        proposed="grad_output_dtype_mismatch",
+        entry="grad_output_dtype_mismatch",
     ),
     _M(
         "torch/autograd/__init__.py",
@@ -3265,8 +3222,7 @@ MESSAGES: tuple[Message, ...] = (
         "TypeError",
         "gradients can be either Tensors or None, but got",
         "engine",
-        reason="todo: backward(gradient=<number or list>) instead of a tensor",
-        proposed="grad_tensors_type",
+        entry="grad_tensors_type",
     ),
     _M(
         "torch/autograd/__init__.py",
@@ -3274,8 +3230,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "backward() called inside a functorch transform. This is not supported, please use functorch.grad or functorch.vjp",
         "torch.func",
-        reason="todo: .backward() inside a function given to torch.func.grad/vjp/vmap",
-        proposed="backward_inside_func_transform",
+        entry="backward_inside_func_transform",
     ),
     _M(
         "torch/autograd/__init__.py",
@@ -3310,8 +3265,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "`inputs` argument to `backward()` cannot be empty.",
         "engine",
-        reason="todo: backward(inputs=[]) with an empty list",
-        proposed="empty_inputs",
+        entry="empty_inputs",
     ),
     _M(
         "torch/autograd/__init__.py",
@@ -3319,8 +3273,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "`inputs` argument to `grad()` cannot be empty.",
         "autograd.grad",
-        reason="todo: autograd.grad(outputs, inputs=[]) with an empty list",
-        proposed="empty_inputs",
+        entry="empty_inputs",
     ),
     _M(
         "torch/autograd/__init__.py",
@@ -3410,8 +3363,7 @@ MESSAGES: tuple[Message, ...] = (
         "NotImplementedError",
         "You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.",
         "custom Function",
-        reason="todo: a custom Function without backward used in backward mode",
-        proposed="custom_backward_missing",
+        entry="custom_backward_missing",
     ),
     _M(
         "torch/autograd/function.py",
@@ -3419,8 +3371,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Legacy autograd function with non-static forward method is deprecated. Please use new-style autograd function with",
         "custom Function",
-        reason="todo: an old-style Function with a non-static forward called as MyFn()(x)",
-        proposed="legacy_function",
+        entry="legacy_function",
     ),
     _M(
         "torch/autograd/function.py",
@@ -3437,8 +3388,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it must override the",
         "torch.func",
-        reason="todo: a custom Function without setup_context inside torch.func transforms",
-        proposed="func_custom_function_setup_context",
+        entry="func_custom_function_setup_context",
     ),
     _M(
         "torch/autograd/function.py",
@@ -3446,8 +3396,7 @@ MESSAGES: tuple[Message, ...] = (
         "NotImplementedError",
         "To use autograd.Function with vmap, you must either override the vmap staticmethod or set generate_vmap_rule=True.",
         "torch.func",
-        reason="todo: a custom Function under torch.vmap without a vmap rule",
-        proposed="custom_function_vmap",
+        entry="custom_function_vmap",
     ),
     _M(
         "torch/autograd/function.py",
@@ -3455,8 +3404,7 @@ MESSAGES: tuple[Message, ...] = (
         "NotImplementedError",
         "You must implement the jvp function for custom autograd.Function to use it with forward mode AD.",
         "forward AD",
-        reason="todo: a custom Function without jvp under forward-mode AD",
-        proposed="custom_jvp_missing",
+        entry="custom_jvp_missing",
     ),
     _M(
         "torch/autograd/function.py",
@@ -3509,8 +3457,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "It is not possible to get the gradient edge for a Tensor that does not require gradients",
         "autograd.grad",
-        reason="todo: get_gradient_edge() of a tensor that does not require grad",
-        proposed="gradient_edge_without_grad",
+        entry="gradient_edge_without_grad",
     ),
     _M(
         "torch/autograd/graph.py",
@@ -3570,8 +3517,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Trying to create a dual Tensor for forward AD but no level exists, make sure to enter_dual_level() first.",
         "forward AD",
-        reason="todo: fwAD.make_dual outside a fwAD.dual_level() block",
-        proposed="make_dual_without_level",
+        entry="make_dual_without_level",
     ),
     _M(
         "torch/autograd/forward_ad.py",
@@ -3579,8 +3525,7 @@ MESSAGES: tuple[Message, ...] = (
         "ValueError",
         "Expected primal to be floating point or complex, but got:",
         "forward AD",
-        reason="todo: fwAD.make_dual of an integer primal",
-        proposed="dual_integer",
+        entry="dual_integer",
     ),
     _M(
         "torch/autograd/forward_ad.py",
@@ -3588,8 +3533,7 @@ MESSAGES: tuple[Message, ...] = (
         "ValueError",
         "Expected tangent to be floating point or complex, but got:",
         "forward AD",
-        reason="todo: fwAD.make_dual with an integer tangent",
-        proposed="dual_integer",
+        entry="dual_integer",
     ),
     _M(
         "torch/autograd/forward_ad.py",
@@ -3634,8 +3578,7 @@ MESSAGES: tuple[Message, ...] = (
         "TypeError",
         "must be either a Tensor or a tuple of Tensors but the value at index",
         "autograd.functional",
-        reason="todo: a non-tensor in the inputs of autograd.functional.*",
-        proposed="functional_inputs_type",
+        entry="functional_inputs_type",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3643,8 +3586,7 @@ MESSAGES: tuple[Message, ...] = (
         "TypeError",
         "must be either a Tensor or a tuple of Tensors but the given",
         "autograd.functional",
-        reason="todo: inputs of autograd.functional.* that are not tensors",
-        proposed="functional_inputs_type",
+        entry="functional_inputs_type",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3652,8 +3594,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "v is a tuple of invalid length: should be",
         "autograd.functional",
-        reason="todo: v of the wrong length given to vjp/jvp/vhp/hvp",
-        proposed="functional_v_shape",
+        entry="functional_v_shape",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3661,8 +3602,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The given v should contain a single Tensor.",
         "autograd.functional",
-        reason="todo: a tuple v given where a single Tensor is expected",
-        proposed="functional_v_shape",
+        entry="functional_v_shape",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3670,8 +3610,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "v has invalid size: should be",
         "autograd.functional",
-        reason="todo: v of the wrong size given to vjp/jvp/vhp/hvp",
-        proposed="functional_v_shape",
+        entry="functional_v_shape",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3760,8 +3699,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The vector v can only be None if the user-provided function returns a single Tensor with a single element.",
         "autograd.functional",
-        reason="todo: vjp without v for a function with a non-scalar output",
-        proposed="functional_v_missing",
+        entry="functional_v_missing",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3769,8 +3707,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.",
         "autograd.functional",
-        reason="todo: jvp/hvp/vhp without v for a non-scalar input",
-        proposed="functional_v_missing",
+        entry="functional_v_missing",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3814,8 +3751,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The function given to hessian should return a single Tensor",
         "autograd.functional",
-        reason="todo: hessian of a function returning several tensors",
-        proposed="functional_hessian_output",
+        entry="functional_hessian_output",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3823,8 +3759,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The Tensor returned by the function given to hessian should contain a single element",
         "autograd.functional",
-        reason="todo: hessian of a function returning a non-scalar",
-        proposed="functional_hessian_output",
+        entry="functional_hessian_output",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3832,8 +3767,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The function given to vhp should return a single Tensor",
         "autograd.functional",
-        reason="todo: vhp of a function returning several tensors",
-        proposed="functional_hessian_output",
+        entry="functional_hessian_output",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3841,8 +3775,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The Tensor returned by the function given to vhp should contain a single element",
         "autograd.functional",
-        reason="todo: vhp of a function returning a non-scalar",
-        proposed="functional_hessian_output",
+        entry="functional_hessian_output",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3850,8 +3783,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The function given to hvp should return a single Tensor",
         "autograd.functional",
-        reason="todo: hvp of a function returning several tensors",
-        proposed="functional_hessian_output",
+        entry="functional_hessian_output",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3859,8 +3791,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The Tensor returned by the function given to hvp should contain a single element",
         "autograd.functional",
-        reason="todo: hvp of a function returning a non-scalar",
-        proposed="functional_hessian_output",
+        entry="functional_hessian_output",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3903,8 +3834,7 @@ MESSAGES: tuple[Message, ...] = (
         "ValueError",
         "gradcheck expects at least one input tensor to require gradient, but none of them have requires_grad=True.",
         "gradcheck",
-        reason="todo: gradcheck with no input that requires grad",
-        proposed="gradcheck_no_grad_inputs",
+        entry="gradcheck_no_grad_inputs",
     ),
     _M(
         "torch/autograd/gradcheck.py",
@@ -4046,8 +3976,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "post accumulate grad hooks cannot be registered on non-leaf tensors",
         "hooks",
-        reason="todo: register_post_accumulate_grad_hook on a non-leaf tensor",
-        proposed="post_accumulate_hook_non_leaf",
+        entry="post_accumulate_hook_non_leaf",
     ),
     _M(
         "torch/_tensor.py",
@@ -4064,8 +3993,7 @@ MESSAGES: tuple[Message, ...] = (
         "BufferError",
         "Can't export tensors that require gradient, use tensor.detach()",
         "numpy",
-        reason="todo: DLPack export (__dlpack__ / np.from_dlpack) of a tensor that requires grad",
-        proposed="dlpack_requires_grad",
+        entry="dlpack_requires_grad",
     ),
     _M(
         "torch/_tensor.py",
@@ -4157,8 +4085,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "none of output has requires_grad=True, this checkpoint() is not necessary",
         "checkpoint",
-        reason="todo: backward through a reentrant checkpoint none of whose outputs require grad",
-        proposed="checkpoint_outputs_no_grad",
+        entry="checkpoint_outputs_no_grad",
     ),
     _M(
         "torch/utils/checkpoint.py",
@@ -4538,8 +4465,7 @@ MESSAGES: tuple[Message, ...] = (
         "ValueError",
         "can't optimize a non-leaf Tensor",
         "optimizer",
-        reason="todo: an optimizer given a computed (non-leaf) tensor, e.g. param.cuda() of a leaf",
-        proposed="optimizer_non_leaf",
+        entry="optimizer_non_leaf",
     ),
     _M(
         "torch/optim/optimizer.py",
@@ -4547,8 +4473,7 @@ MESSAGES: tuple[Message, ...] = (
         "ValueError",
         "optimizer got an empty parameter list",
         "optimizer",
-        reason="todo: an optimizer built from model.parameters() of a model with no parameters (or a used-up generator)",
-        proposed="optimizer_empty_params",
+        entry="optimizer_empty_params",
     ),
     _M(
         "torch/optim/optimizer.py",
@@ -4565,8 +4490,7 @@ MESSAGES: tuple[Message, ...] = (
         "ValueError",
         "some parameters appear in more than one parameter group",
         "optimizer",
-        reason="todo: a parameter in two param groups",
-        proposed="optimizer_param_in_two_groups",
+        entry="optimizer_param_in_two_groups",
     ),
     _M(
         "torch/optim/optimizer.py",
@@ -4574,8 +4498,7 @@ MESSAGES: tuple[Message, ...] = (
         "TypeError",
         "params argument given to the optimizer should be an iterable of Tensors or dicts, but got",
         "optimizer",
-        reason="todo: an optimizer given a tensor or module instead of an iterable of parameters",
-        proposed="optimizer_params_type",
+        entry="optimizer_params_type",
     ),
     _M(
         "torch/optim/optimizer.py",
@@ -4583,8 +4506,7 @@ MESSAGES: tuple[Message, ...] = (
         "TypeError",
         "optimizer can only optimize Tensors, but one of the params is",
         "optimizer",
-        reason="todo: a non-tensor among an optimizer's params",
-        proposed="optimizer_params_type",
+        entry="optimizer_params_type",
     ),
     _M(
         "torch/optim/optimizer.py",
@@ -4592,8 +4514,7 @@ MESSAGES: tuple[Message, ...] = (
         "ValueError",
         "loaded state dict has a different number of parameter groups",
         "optimizer",
-        reason="todo: optimizer.load_state_dict from a run with another number of param groups",
-        proposed="optimizer_state_dict_mismatch",
+        entry="optimizer_state_dict_mismatch",
     ),
     _M(
         "torch/optim/optimizer.py",
@@ -4601,8 +4522,7 @@ MESSAGES: tuple[Message, ...] = (
         "ValueError",
         "loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
         "optimizer",
-        reason="todo: optimizer.load_state_dict from a run whose param groups differ in size",
-        proposed="optimizer_state_dict_mismatch",
+        entry="optimizer_state_dict_mismatch",
     ),
     _M(
         "torch/optim/optimizer.py",
@@ -4619,8 +4539,7 @@ MESSAGES: tuple[Message, ...] = (
         "TypeError",
         "param_group must be a dict, but got",
         "optimizer",
-        reason="todo: add_param_group given a non-dict",
-        proposed="optimizer_params_type",
+        entry="optimizer_params_type",
     ),
     _M(
         "torch/optim/optimizer.py",
@@ -4726,8 +4645,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "for gradients from `parameters` is non-finite, so it cannot be clipped.",
         "grad clipping",
-        reason="todo: clip_grad_norm_(error_if_nonfinite=True) with a NaN/inf gradient",
-        proposed="clip_grad_nonfinite",
+        entry="clip_grad_nonfinite",
     ),
     _M(
         "torch/nn/utils/clip_grad.py",
@@ -4769,8 +4687,7 @@ MESSAGES: tuple[Message, ...] = (
         "AssertionError",
         "No inf checks were recorded for this optimizer.",
         "AMP",
-        reason="todo: scaler.step(optimizer) when no parameter of the optimizer got a gradient",
-        proposed="scaler_no_inf_checks",
+        entry="scaler_no_inf_checks",
     ),
     _M(
         "torch/amp/grad_scaler.py",
@@ -4778,8 +4695,7 @@ MESSAGES: tuple[Message, ...] = (
         "AssertionError",
         "but _scale is None.  This may indicate your script did not use scaler.scale(loss or outputs)",
         "AMP",
-        reason="todo: scaler.step/unscale_/update without scaler.scale(loss) in the iteration",
-        proposed="scaler_without_scale",
+        entry="scaler_without_scale",
     ),
     _M(
         "torch/amp/grad_scaler.py",
@@ -4796,8 +4712,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "unscale_() is being called after step().",
         "AMP",
-        reason="todo: scaler.unscale_(opt) after scaler.step(opt) in the same iteration",
-        proposed="unscale_after_step",
+        entry="unscale_after_step",
     ),
     _M(
         "torch/amp/grad_scaler.py",
@@ -4805,8 +4720,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "step() has already been called since the last update().",
         "AMP",
-        reason="todo: scaler.step(opt) twice before scaler.update()",
-        proposed="scaler_step_twice",
+        entry="scaler_step_twice",
     ),
     _M(
         "torch/amp/grad_scaler.py",
@@ -4814,8 +4728,7 @@ MESSAGES: tuple[Message, ...] = (
         "AssertionError",
         "No inf checks were recorded prior to update.",
         "AMP",
-        reason="todo: scaler.update() without any scaler.step()",
-        proposed="scaler_update_without_step",
+        entry="scaler_update_without_step",
     ),
     _M(
         "torch/amp/grad_scaler.py",
@@ -5119,8 +5032,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got",
         "torch.func",
-        reason="todo: torch.func.grad of a function returning a non-tensor",
-        proposed="func_grad_output_type",
+        entry="func_grad_output_type",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5128,8 +5040,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "grad_and_value(f)(*args): output of function f should be a tuple: (output, aux) if has_aux is True",
         "torch.func",
-        reason="todo: torch.func.grad(has_aux=True) of a function not returning (output, aux)",
-        proposed="func_has_aux_format",
+        entry="func_has_aux_format",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5137,8 +5048,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "vjp(f, *primals): output of function f should be a tuple: (output, aux) if has_aux is True",
         "torch.func",
-        reason="todo: torch.func.vjp(has_aux=True) of a function not returning (output, aux)",
-        proposed="func_has_aux_format",
+        entry="func_has_aux_format",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5146,8 +5056,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         ": output of function f should be a tuple: (output, aux) if has_aux is True",
         "torch.func",
-        reason="todo: jvp/linearize(has_aux=True) of a function not returning (output, aux)",
-        proposed="func_has_aux_format",
+        entry="func_has_aux_format",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5155,8 +5064,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got Tensor with dtype",
         "torch.func",
-        reason="todo: torch.func.vjp of a function with integer outputs",
-        proposed="func_vjp_integer_output",
+        entry="func_vjp_integer_output",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5191,8 +5099,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         ": Expected primals to be a tuple. E.g. it should be valid to call f(*primals).",
         "torch.func",
-        reason="todo: torch.func.jvp with primals that are not a tuple",
-        proposed="func_jvp_arguments",
+        entry="func_jvp_arguments",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5200,8 +5107,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         ": Expected primals and tangents to have the same python structure. For example, if primals is a tuple of 3 tensors",
         "torch.func",
-        reason="todo: torch.func.jvp with primals and tangents of different structure",
-        proposed="func_jvp_arguments",
+        entry="func_jvp_arguments",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5209,8 +5115,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "to be a tuple of Tensors, got",
         "torch.func",
-        reason="todo: torch.func.jvp with primals/tangents that are not tuples of tensors",
-        proposed="func_jvp_arguments",
+        entry="func_jvp_arguments",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5218,8 +5123,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "to be a tuple of Tensors, got a tuple with an element of type",
         "torch.func",
-        reason="todo: torch.func.jvp with a non-tensor among primals/tangents",
-        proposed="func_jvp_arguments",
+        entry="func_jvp_arguments",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5227,8 +5131,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "to be a non-empty tuple of Tensors.",
         "torch.func",
-        reason="todo: torch.func.jvp with empty primals",
-        proposed="func_jvp_arguments",
+        entry="func_jvp_arguments",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5236,8 +5139,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         ": Expected f to be a function that has non-empty output (got output =",
         "torch.func",
-        reason="todo: torch.func.jvp of a function with no output",
-        proposed="func_output_type",
+        entry="func_output_type",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5245,8 +5147,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         ": expected f(*primals) to return only tensors, got unsupported type",
         "torch.func",
-        reason="todo: torch.func.jvp of a function returning non-tensors",
-        proposed="func_output_type",
+        entry="func_output_type",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5254,8 +5155,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         ": Expected output of f to be a Tensor or Tensors, got",
         "torch.func",
-        reason="todo: jacrev/jacfwd of a function returning non-tensors",
-        proposed="func_output_type",
+        entry="func_output_type",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5263,8 +5163,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         ": Expected output of f to be a non-empty tuple of Tensors.",
         "torch.func",
-        reason="todo: jacrev/jacfwd of a function returning an empty tuple",
-        proposed="func_output_type",
+        entry="func_output_type",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5272,8 +5171,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "to contain at least one Tensor.",
         "torch.func",
-        reason="todo: vjp/jacrev with no tensor among the primals",
-        proposed="func_jvp_arguments",
+        entry="func_jvp_arguments",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5281,8 +5179,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "to only contain Tensors, got",
         "torch.func",
-        reason="todo: vjp/jacrev with a non-tensor among the primals",
-        proposed="func_jvp_arguments",
+        entry="func_jvp_arguments",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5290,8 +5187,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         ": expected f(*args) to return only tensors, got unsupported type",
         "torch.func",
-        reason="todo: vjp/jacrev of a function returning non-tensors",
-        proposed="func_output_type",
+        entry="func_output_type",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5407,8 +5303,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "don't yet support saved tensor hooks. Please open an issue with your use case.",
         "torch.func",
-        reason="todo: saved_tensors_hooks (or a non-reentrant checkpoint) active inside torch.func.grad/vjp/jacrev",
-        proposed="func_saved_tensor_hooks",
+        entry="func_saved_tensor_hooks",
     ),
     # -- torch/_functorch/_aot_autograd/runtime_wrappers.py ----------------------------------------
     _M(

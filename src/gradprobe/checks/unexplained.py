@@ -157,7 +157,8 @@ def _made(run: Run, tb: TracebackType | None, line: SourceLine | None) -> Source
         tb = tb.tb_next
     if frame is None:
         return None
-    names = set(_NAME.findall(linecache.getline(line[0], line[1])))
+    dotted = _NAME.findall(linecache.getline(line[0], line[1]))
+    names = {name.split(".")[0] for name in dotted}  # `w.register_hook(...)` names w
     for name, value in frame_variables(frame):
         if name not in names:
             continue

@@ -1,90 +1,16 @@
-"""The catalogue of torch's autograd errors: for each message torch raises to users, the
-pattern that recognises it (from :mod:`gradprobe._compat`), the finding gradprobe makes of
-it and which line that finding names as the one to change.
-
-One entry per message (or per way of reaching it). ``tests/checks/error_catalogue/<key>.py``
-is a script that raises it, its lines marked ``# <- CAUSE`` (and ``ERROR``, ``CREATED``,
-``SAVED``, ``REGISTERED``) for the test that runs each through ``gradprobe diagnose``;
-``docs/gen_errors.py`` makes the table of ``docs/errors.md`` from the same entries.
-
-Example:
-    >>> from gradprobe.checks._catalogue import CATALOGUE
-    >>> entry = next(e for e in CATALOGUE if e.key == "backward_twice")
-    >>> entry.code, entry.matches("Trying to backward through the graph a second time (or ...")
-    ('GP103', True)
-"""
+"""The catalogue's entries with a finding code of their own: a check reads the recording
+for the lines behind each (GP101-GP164)."""
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 from gradprobe import _compat as t
+from gradprobe.checks._catalogue.entry import Entry
 
-__all__ = ["CATALOGUE", "FAMILIES", "Entry", "worded_entry"]
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One torch error message and what gradprobe makes of it."""
-
-    key: str  # the trigger script's name
-    family: str
-    pattern: str | re.Pattern[str]
-    code: str
-    message: str  # the start of torch's text, as shown in the docs
-    names: str  # the line gradprobe names as the cause, in words
-    roles: tuple[str, ...] = ("cause",)  # every role the finding's locations carry
-    # entries explained in words (code GP168, :mod:`gradprobe.checks.unexplained`): what
-    # torch's message means and what to change; the cause comes from the traceback's shape
-    # ("raised") or from where the tensor the raising line names was made ("made")
-    meaning: str = ""
-    fix: str = ""
-    blame: str = "raised"
-
-    def matches(self, text: str) -> bool:
-        """Whether ``text`` (an exception's ``str``) is this entry's message."""
-        if isinstance(self.pattern, str):
-            return self.pattern in text
-        return self.pattern.search(text) is not None
-
-
-FAMILIES = (
-    "engine",
-    "views",
-    "custom Function",
-    "hooks",
-    "autograd.grad",
-    "checkpoint",
-    "inference mode",
-    "torch.func",
-    "AMP",
-    "DDP",
-    "optimizer",
-    "leaving autograd",
-)
+__all__ = ["DEDICATED"]
 
 _E = Entry
 
-
-def _W(
-    key: str,
-    family: str,
-    message: str,
-    names: str,
-    meaning: str,
-    fix: str,
-    *,
-    blame: str = "raised",
-    roles: tuple[str, ...] = ("cause", "error"),
-) -> Entry:
-    """An entry explained in words (GP168): torch's text from ``_compat.WORDED_TEXTS``."""
-    return Entry(
-        key, family, t.WORDED_TEXTS[key], "GP168", message, names, roles, meaning, fix, blame
-    )
-
-
-CATALOGUE: tuple[Entry, ...] = (
+DEDICATED: tuple[Entry, ...] = (
     # -- engine --------------------------------------------------------------------------
     _E(
         "backward_twice",
@@ -505,46 +431,4 @@ CATALOGUE: tuple[Entry, ...] = (
         "the DistributedDataParallel(...) line (the backward is the error)",
         ("cause", "error"),
     ),
-    # -- worded entries (GP168): the meaning and the fix; the cause from the traceback ------
-    _W(
-        "numpy_requires_grad",
-        "leaving autograd",
-        "Can't call numpy() on Tensor that requires grad.",
-        "the .numpy() call",
-        "A tensor that requires grad was handed to NumPy. NumPy arrays carry no graph, so "
-        "torch refuses rather than let the values leave autograd unnoticed.",
-        "Call .detach() first (t.detach().cpu().numpy()) when the values are only read; "
-        "keep the computation in torch if a loss is built from them.",
-    ),
-    _W(
-        "optimizer_non_leaf",
-        "optimizer",
-        "can't optimize a non-leaf Tensor",
-        "the line that made the tensor a non-leaf (an op applied after requires_grad=True)",
-        "An optimizer was given a tensor computed by an operation (a non-leaf). Optimizers "
-        "update leaves: the tensor was probably made with requires_grad=True and then scaled, "
-        "moved or cast, which returns a new tensor whose .grad stays None.",
-        "Apply the op first and set requires_grad last: "
-        "w = (torch.randn(3) * 0.01).requires_grad_(), or wrap it in nn.Parameter.",
-        blame="made",
-    ),
-    _W(
-        "derivative_not_implemented",
-        "engine",
-        "the derivative for '...' is not implemented.",
-        "the line that called the op (in the forward)",
-        "backward() reached an op that has no derivative formula for one of its inputs. The "
-        "forward ran, and the error surfaces only when backward arrives at it.",
-        "Use an op with a derivative for that input, detach the input when it needs no "
-        "gradient, or write a custom autograd.Function with its backward.",
-        blame="node",
-    ),
 )
-
-
-def worded_entry(text: str) -> Entry | None:
-    """The entry explained in words (GP168) whose message ``text`` is, or None."""
-    for entry in CATALOGUE:
-        if entry.code == "GP168" and entry.matches(text):
-            return entry
-    return None

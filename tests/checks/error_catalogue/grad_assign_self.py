@@ -1,0 +1,6 @@
+"""can't assign Variable as its own grad"""
+
+import torch
+
+w = torch.randn(3, requires_grad=True)
+w.grad = w  # <- CAUSE
