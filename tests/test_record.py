@@ -2180,3 +2180,27 @@ def test_a_tensor_kept_on_ctx_and_written_before_backward_names_the_write(
         findings, _, status = run(tmp_path, changed)
         assert status == 0
         assert not [f for f in findings if f.code == "GP129"], moved
+
+
+def test_a_masked_write_whose_mask_came_from_a_cut_runs_as_without_gradprobe() -> None:
+    """``out[rows] = ...`` with ``rows`` made from an argmax (a cut) returns None from
+    ``__setitem__``: the recorder follows the cut through it without reading the result as a
+    tensor (it raised AttributeError inside the user's line)."""
+    torch.manual_seed(0)
+    experts = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(2))
+    router = torch.nn.Linear(4, 2)
+    x = torch.randn(6, 4)
+
+    def step() -> torch.Tensor:
+        scores = router(x)
+        chosen = scores.argmax(dim=1)
+        out = torch.zeros(6, 4)
+        for e in chosen.unique().tolist():
+            rows = chosen == e
+            out[rows] = experts[e](x[rows]) * scores[rows, e : e + 1].sigmoid()
+        return out.pow(2).mean()
+
+    plain = step()
+    with record():
+        recorded = step()
+    assert torch.equal(plain, recorded)

@@ -706,7 +706,8 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
                         plain_tainted = True
         if not found:
             return line
-        outs = list(_tensors(result)) if many else [result]
+        # (a non-tensor result too: `out[rows] = value` returns None from __setitem__)
+        outs = list(_tensors(result))
         if any(out.requires_grad for out in outs):
             if plain_tainted and _names(func) in _ADDITIVE and torch.is_grad_enabled():
                 if line is False:
