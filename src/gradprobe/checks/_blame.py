@@ -16,14 +16,22 @@ line, the engine raising               earlier (the caller may know the node's l
 
 from __future__ import annotations
 
+import ast
+import functools
 import linecache
+import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from types import TracebackType
+from types import FrameType, TracebackType
 
-from gradprobe._recorder import SourceLine
+import torch
+
+from gradprobe._recorder import NodeKey, SourceLine
+from gradprobe._recorder.events import NodeRecord
 from gradprobe._source import is_user_file
+from gradprobe.hooks._names import frame_variables
 
-__all__ = ["Blame", "blame", "raised_by_torch"]
+__all__ = ["Blame", "blame", "made_line", "raised_by_torch", "traceback_frame"]
 
 # torch's Python wrapper that hands a backward to the C++ engine: user frames after it are
 # code the engine called back (hooks, custom Functions' backward)
@@ -69,6 +77,16 @@ def blame(tb: TracebackType | None) -> Blame:
     return Blame(error, error, "torch refused this call", in_engine, False)
 
 
+def traceback_frame(tb: TracebackType | None, line: SourceLine) -> FrameType | None:
+    """The frame of traceback ``tb`` that was at ``line`` when it raised (innermost)."""
+    found = None
+    while tb is not None:
+        if (tb.tb_frame.f_code.co_filename, tb.tb_lineno) == line[:2]:
+            found = tb.tb_frame
+        tb = tb.tb_next
+    return found
+
+
 def raised_by_torch(error: BaseException) -> bool:
     """Whether torch raised ``error`` (by origin and type, not by its text): an exception
     type of Python's or torch's, not raised by a ``raise`` of the user's own code."""
@@ -84,3 +102,97 @@ def _own(line: SourceLine) -> bool:
 
 def _source(line: SourceLine) -> str:
     return linecache.getline(line[0], line[1])
+
+
+# -- where the tensor a line names was made ----------------------------------------------------
+
+_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # a name, not an attribute after a dot
+
+
+def made_line(
+    frame: FrameType,
+    line: int,
+    want: Callable[[torch.Tensor], bool],
+    nodes: Mapping[NodeKey, NodeRecord],
+) -> SourceLine | None:
+    """Where the first tensor named on ``line`` of ``frame`` that ``want`` accepts was made:
+    the recorded line of its autograd node, else the statement that last assigned its name
+    in that function before ``line`` (a leaf made by ``torch.rand(...)``, ``torch.eye(n)``).
+    ``w.register_hook(...)`` names ``w``; a list of tensors is looked into."""
+    filename = frame.f_code.co_filename
+    values = dict(frame_variables(frame))
+    for name in dict.fromkeys(_NAME.findall(linecache.getline(filename, line))):
+        for tensor in _tensors(values.get(name)):
+            if not want(tensor):
+                continue
+            node = tensor.grad_fn
+            record = nodes.get((node.name(), node._sequence_nr())) if node is not None else None
+            if record is not None and record.line is not None:
+                made: SourceLine = record.line
+                return made
+            assigned = _last_assignment(filename, frame.f_code.co_name, name, line)
+            if assigned is not None:
+                return (filename, assigned, frame.f_code.co_name)
+    return None
+
+
+def _tensors(value: object) -> Iterator[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value[:64]:
+            if isinstance(item, torch.Tensor):
+                yield item
+            elif isinstance(item, dict):  # an optimizer's parameter group
+                yield from _tensors(item.get("params", ()))
+
+
+def _last_assignment(filename: str, function: str, name: str, before: int) -> int | None:
+    """The line of the last statement of ``function`` (the module for ``<module>``) that
+    binds ``name`` before line ``before``."""
+    tree = _parsed(filename)
+    if tree is None:
+        return None
+    scope: ast.AST = tree
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name == function
+            and node.lineno <= before <= (node.end_lineno or node.lineno)
+        ):
+            scope = node
+    found = None
+    for statement in _statements(scope):
+        if statement.lineno < before and name in _bound(statement):
+            found = max(found or 0, statement.lineno)
+    return found
+
+
+def _statements(scope: ast.AST) -> Iterator[ast.stmt]:
+    """The statements of ``scope``, nested blocks included, other scopes left out."""
+    for child in ast.iter_child_nodes(scope):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(child, ast.stmt):
+            yield child
+        yield from _statements(child)
+
+
+def _bound(statement: ast.stmt) -> set[str]:
+    targets: list[ast.expr] = []
+    if isinstance(statement, ast.Assign):
+        targets = list(statement.targets)
+    elif isinstance(statement, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        targets = [statement.target]
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in statement.items if item.optional_vars]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(filename: str) -> ast.Module | None:
+    source = "".join(linecache.getlines(filename))
+    try:
+        return ast.parse(source) if source else None
+    except SyntaxError:
+        return None

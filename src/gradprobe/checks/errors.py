@@ -7,12 +7,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from types import TracebackType
 
 import torch
 
 from gradprobe._pictures import leaf_slice
 from gradprobe._source import shown_file
 from gradprobe.checks._api import Check, Run, register
+from gradprobe.checks._blame import made_line
 from gradprobe.checks._common import _locations, _top_modules, _where
 from gradprobe.checks._errortext import explain_error
 from gradprobe.findings import Finding
@@ -74,6 +76,8 @@ class ErrorText(Check):
             if carried is not None:
                 return (carried,)
         finding = _with_cause(explained)
+        if finding.code == "GP151":
+            finding = _input_made(run, finding)
         if finding.code == "GP102":
             finding = _written_leaf(run, finding)
         return (finding,)
@@ -162,6 +166,43 @@ def _parameter_name(tensor: torch.Tensor, modules: Sequence[torch.nn.Module]) ->
             if param is tensor:
                 return name
     return None
+
+
+def _input_made(run: Run, finding: Finding) -> Finding:
+    """autograd.grad asked for a tensor that requires no grad: the line that made it
+    (``images = torch.rand(...)`` without ``requires_grad=True``) is the one to change."""
+    cause, error = finding.cause, run.error
+    if cause is None or error is None:
+        return finding
+    line = (cause.file, cause.line, cause.function or "")
+    frames = [
+        tb.tb_frame
+        for tb in _traceback(error)
+        if tb.tb_lineno == cause.line and shown_file(tb.tb_frame.f_code.co_filename) == cause.file
+    ]
+    if not frames:
+        return finding
+    frame = frames[-1]
+    made = made_line(frame, line[1], lambda tensor: not tensor.requires_grad, run.events.nodes)
+    if made is None:
+        return finding
+    return replace(
+        finding,
+        locations=(
+            *_locations((made, "cause")),
+            *(
+                replace(loc, role="error") if loc.role == "cause" else loc
+                for loc in finding.locations
+            ),
+        ),
+    )
+
+
+def _traceback(error: BaseException) -> Iterable[TracebackType]:
+    tb = error.__traceback__
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
 
 
 def _with_cause(finding: Finding) -> Finding:

@@ -36,6 +36,7 @@ from gradprobe._patch import Patches, SharedPatches
 from gradprobe._recorder import Backward, Events, SourceLine
 from gradprobe._source import is_user_file, traceback_location, user_frame
 from gradprobe.checks._api import BackwardCall, Check, Run, register
+from gradprobe.checks._blame import made_line
 from gradprobe.checks._common import _locations, _where
 from gradprobe.checks._errortable import explain_plain
 from gradprobe.findings import Finding, make_finding
@@ -99,11 +100,13 @@ class BackwardArguments(Check):
         made = _root_line(events, event)
         if GRAD_OUTPUT_SHAPE_ERROR.search(text) or BATCHED_GRAD_SHAPE_ERROR.search(text):
             where = f" The output was made at {_where(made)}." if made else ""
+            # a gradient made on a line of its own (`basis = torch.eye(2)`) is changed there
+            given = _given_gradient(events)
             return (
                 make_finding(
                     code,
                     message=words + where,
-                    locations=_locations((event.line, "cause"), (made, "created")),
+                    locations=_locations((given or event.line, "cause"), (made, "created")),
                 ),
             )
         if COMPLEX_IMPLICIT_ERROR.search(text):
@@ -149,6 +152,15 @@ class BackwardArguments(Check):
                 ),
             )
         return ()
+
+
+def _given_gradient(events: Events) -> SourceLine | None:
+    """Where the gradient handed to the failing backward()/autograd.grad was made, when the
+    call names it (a tensor that requires no grad) rather than building it inline."""
+    frame = user_frame()
+    if frame is None:
+        return None
+    return made_line(frame, frame.f_lineno, lambda tensor: not tensor.requires_grad, events.nodes)
 
 
 @register

@@ -18,12 +18,10 @@ finding says plainly that the thread ran unrecorded.
 
 from __future__ import annotations
 
-import linecache
 import re
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from types import TracebackType
 
 import torch
 
@@ -31,18 +29,22 @@ from gradprobe._patch import Patches
 from gradprobe._recorder import SourceLine
 from gradprobe._source import shown_file
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.checks._blame import blame, raised_by_torch
+from gradprobe.checks._blame import blame, made_line, raised_by_torch, traceback_frame
 from gradprobe.checks._catalogue import Entry, worded_entry
 from gradprobe.checks._common import _locations
 from gradprobe.checks._errortext import explain_error
 from gradprobe.findings import Finding, Location, make_finding
-from gradprobe.hooks._names import frame_variables
 
 __all__ = ["UnexplainedError"]
 
 # a node named in torch's text: "output 0 of AddmmBackward0", "Function MulBackward0 returned"
 _NODE = re.compile(r"\b([A-Z]\w*Backward\d*)\b")
-_NAME = re.compile(r"[A-Za-z_][\w.]*")
+# which tensor named on the raising line an entry blames on where it was made: "made", a
+# computed (non-leaf) one given where a leaf is expected; "plain", one that requires no grad
+_WANTED: dict[str, Callable[[torch.Tensor], bool]] = {
+    "made": lambda tensor: tensor.grad_fn is not None,
+    "plain": lambda tensor: not tensor.requires_grad,
+}
 _QUOTED = re.compile(r"'([\w:.]+)'")
 _BACKWARD = re.compile(r"Backward\d*$")
 _TEXT_CHARS = 300  # of the message, in the finding (a torch text can run to pages)
@@ -111,8 +113,10 @@ def _finding(run: Run, error: Exception) -> Finding:
     entry = worded_entry(text) if raised_by_torch(error) else None
     found = blame(error.__traceback__)
     cause, how = found.cause, found.how
-    if entry is not None and entry.blame == "made":
-        made = _made(run, error.__traceback__, found.error)
+    if entry is not None and entry.blame in _WANTED and found.error is not None:
+        frame = traceback_frame(error.__traceback__, found.error)
+        want = _WANTED[entry.blame]
+        made = made_line(frame, found.error[1], want, run.events.nodes) if frame else None
         if made is not None:
             cause, how = made, "where the tensor the call was given was made"
     if cause is None and found.in_backward and not found.own_raise:
@@ -143,43 +147,6 @@ def _worded(entry: Entry, details: Mapping[str, object], locations: list[Locatio
         details={**details, "entry": entry.key},
         locations=locations,
     )
-
-
-def _made(run: Run, tb: TracebackType | None, line: SourceLine | None) -> SourceLine | None:
-    """The line that made a tensor the raising line names: the recorded creation line of
-    its autograd node (a non-leaf given where a leaf is expected)."""
-    if line is None or not run.events.nodes:
-        return None
-    frame = None
-    while tb is not None:
-        if (tb.tb_frame.f_code.co_filename, tb.tb_lineno) == line[:2]:
-            frame = tb.tb_frame
-        tb = tb.tb_next
-    if frame is None:
-        return None
-    dotted = _NAME.findall(linecache.getline(line[0], line[1]))
-    names = {name.split(".")[0] for name in dotted}  # `w.register_hook(...)` names w
-    for name, value in frame_variables(frame):
-        if name not in names:
-            continue
-        for tensor in _tensors(value):
-            node = tensor.grad_fn
-            record = run.events.nodes.get((node.name(), node._sequence_nr())) if node else None
-            if record is not None and record.line is not None:
-                made: SourceLine = record.line
-                return made
-    return None
-
-
-def _tensors(value: object) -> Iterable[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for item in value[:64]:
-            if isinstance(item, torch.Tensor):
-                yield item
-            elif isinstance(item, dict):
-                yield from _tensors(item.get("params", ()))
 
 
 def _named_node_line(run: Run, text: str, *, quoted: bool) -> SourceLine | None:

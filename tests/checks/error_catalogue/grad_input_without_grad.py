@@ -3,6 +3,6 @@
 import torch
 
 a = torch.randn(3, requires_grad=True)
-b = torch.randn(3)
+b = torch.randn(3)  # <- CAUSE
 loss = (a * b).sum()
-torch.autograd.grad(loss, [a, b])  # <- CAUSE
+torch.autograd.grad(loss, [a, b])  # <- ERROR

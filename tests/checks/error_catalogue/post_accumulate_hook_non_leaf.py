@@ -2,5 +2,5 @@
 
 import torch
 
-w = torch.randn(3, requires_grad=True) * 0.1
-w.register_post_accumulate_grad_hook(lambda p: None)  # <- CAUSE
+w = torch.randn(3, requires_grad=True) * 0.1  # <- CAUSE
+w.register_post_accumulate_grad_hook(lambda p: None)  # <- ERROR

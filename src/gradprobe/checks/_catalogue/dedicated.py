@@ -288,7 +288,8 @@ DEDICATED: tuple[Entry, ...] = (
         t.INPUT_WITHOUT_GRAD_ERROR,
         "GP151",
         "One of the differentiated Tensors does not require grad",
-        "the autograd.grad call",
+        "the line that made the input without requires_grad=True (the autograd.grad call when the input is built inline)",
+        ("cause", "error"),
     ),
     _E(
         "grads_batched_shape",

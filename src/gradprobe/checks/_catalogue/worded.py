@@ -309,12 +309,13 @@ WORDED: tuple[Entry, ...] = (
         "post_accumulate_hook_non_leaf",
         "hooks",
         "post accumulate grad hooks cannot be registered on non-leaf tensors",
-        "the register_post_accumulate_grad_hook call",
+        "the line that made the tensor a non-leaf (the registration is the error)",
         "A post-accumulate-grad hook runs after a gradient lands in .grad, which happens only "
         "for leaves. The tensor was computed by an op, so nothing is ever accumulated into it.",
         "Register the hook on the leaf (the parameter itself); if the tensor was meant to be "
         "one, apply the op first and set requires_grad last, "
         "w = (torch.randn(3) * 0.1).requires_grad_().",
+        blame="made",
     ),
     _W(
         "post_accumulate_hook_return",
