@@ -1,0 +1,43 @@
+"""Case 681 - a gradient monitor and a gradient clipper register different kinds of backward hooks
+
+Source: pytorch/pytorch test/nn/test_module_hooks.py, TestModuleHookNN.test_hooks / _test_hooks (register_backward_hook vs register_full_backward_hook on one module)
+Category: module hooks
+
+Reported symptom:
+    RuntimeError: Cannot use both regular backward hooks and full backward hooks on a single Module. Please use only one of them.
+
+Root cause:
+    utils/monitor.py attaches the legacy Module.register_backward_hook to every
+    Linear layer to log gradient norms, while utils/clipping.py attaches
+    register_full_backward_hook to the same layers to clip gradients. A module
+    may carry either legacy or full backward hooks, never both, so registering
+    the second kind on an already-hooked layer raises.
+
+Ground truth a good tool should report:
+    The legacy register_backward_hook in utils/monitor.py (CAUSE) conflicts
+    with the full hook that utils/clipping.py registers on the same layers;
+    switch the monitor to register_full_backward_hook. Raised by the
+    register_full_backward_hook call in utils/clipping.py (ERROR).
+"""
+import torch
+import torch.nn as nn
+
+from utils.clipping import attach_grad_clipping
+from utils.monitor import GradMonitor
+
+torch.manual_seed(0)
+
+model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 2))
+monitor = GradMonitor(model)
+attach_grad_clipping(model, limit=0.5)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+x = torch.randn(10, 6)
+y = torch.randint(0, 2, (10,))
+for step in range(2):
+    opt.zero_grad()
+    logits = model(x)
+    loss = nn.functional.cross_entropy(logits, y)
+    loss.backward()
+    opt.step()
+    print("step", step, monitor.norms)
