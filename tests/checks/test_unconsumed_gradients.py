@@ -67,11 +67,15 @@ def test_a_module_of_its_own_left_out_of_the_optimizer_names_the_optimizer(
     "optimizer",
     [
         # every parameter held
-        "opt = torch.optim.SGD([*model.parameters(), *head.parameters(), "
-        "*centers.parameters()], lr=0.1)",
+        (
+            "opt = torch.optim.SGD([*model.parameters(), *head.parameters(), "
+            "*centers.parameters()], lr=0.1)"
+        ),
         # the centres in a group of their own
-        "opt = torch.optim.SGD([{'params': [*model.parameters(), *head.parameters()]}, "
-        "{'params': centers.parameters(), 'lr': 0.5}], lr=0.1)",
+        (
+            "opt = torch.optim.SGD([{'params': [*model.parameters(), *head.parameters()]}, "
+            "{'params': centers.parameters(), 'lr': 0.5}], lr=0.1)"
+        ),
     ],
 )
 def test_an_optimizer_holding_every_learning_module_is_silent(
