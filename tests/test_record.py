@@ -2017,9 +2017,10 @@ def test_a_rebuilt_leaf_names_the_exit_its_values_came_through(tmp_path: Path) -
     )
     assert status == 0
     assert [f.code for f in findings] == ["GP115"]
+    # issue 25, invariant 8: the line where the values left autograd is the one to change
     assert roles(findings[0]) == {
-        "cause": [line_of(text, "# a new leaf")],
-        "created": [line_of(text, "# leaves the graph")],
+        "cause": [line_of(text, "# leaves the graph")],
+        "created": [line_of(text, "# a new leaf")],
     }
 
 
@@ -2204,3 +2205,51 @@ def test_a_masked_write_whose_mask_came_from_a_cut_runs_as_without_gradprobe() -
     with record():
         recorded = step()
     assert torch.equal(plain, recorded)
+
+
+def test_a_loss_rebuilt_from_float_values_names_the_float(tmp_path: Path) -> None:
+    """float() takes values out of autograd as .item() does (issue 25, invariant 8)."""
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        policy = nn.Linear(4, 2)
+        opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+        for step in range(2):
+            logp = torch.log_softmax(policy(torch.randn(8, 4)), 1)[:, 0]
+            ratios = [float(torch.exp(v)) for v in logp]  # leaves the graph
+            loss = -torch.tensor(ratios).mean()
+            loss.requires_grad_()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+    )
+    assert status == 0
+    (finding,) = [f for f in findings if f.code == "GP115"]
+    assert roles(finding)["cause"] == [line_of(text, "# leaves the graph")]
+
+
+def test_backward_on_a_numpy_number_names_where_the_values_left(tmp_path: Path) -> None:
+    findings, text, status = run(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(4, 2)
+        total = 0
+        for i in range(3):
+            logp = torch.log_softmax(model(torch.randn(1, 4)), 1)
+            total -= logp[0, 1].detach().numpy() * 0.5  # leaves the graph
+        total.backward()
+        """,
+    )
+    assert status == 1
+    assert [f.code for f in findings] == ["GP104"]
+    assert roles(findings[0]) == {
+        "cause": [line_of(text, "# leaves the graph")],
+        "error": [line_of(text, "total.backward()")],
+    }

@@ -27,7 +27,8 @@ def _names(func: Any) -> str:
 _GRAD_GET: Any = torch._C.TensorBase.__dict__["grad"].__get__
 _BACKWARDS = {torch.Tensor.backward: "backward", torch.autograd.backward: "backward"}
 _GRAD = torch.autograd.grad
-_SCALARS = frozenset({"item", "tolist", "numpy"})
+# values leaving torch as Python numbers or arrays (float(loss) as much as loss.item())
+_SCALARS = frozenset({"item", "tolist", "numpy", "__float__", "__int__"})
 _NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "record_stream"})
 
 # Kinds of call, cached per function object.

@@ -24,7 +24,7 @@ from gradprobe._recorder import (
     SourceLine,
     _names_at,
 )
-from gradprobe._recorder.events import OpLine
+from gradprobe._recorder.events import Cut, OpLine
 from gradprobe._recorder.ops import ZERO_DERIVATIVE
 from gradprobe._recorder.owners import qualified_owner
 from gradprobe._source import shown_file, traceback_location
@@ -387,20 +387,24 @@ def scalar_backward(events: Events, error: BaseException) -> list[Finding]:
     """``loss.item().backward()``: the loss became a Python number at an ``.item()``."""
     if not isinstance(error, AttributeError) or "attribute 'backward'" not in str(error):
         return []
+    # values that left torch: .item() / float() of a tensor that required grad, or a
+    # detached tensor's .numpy() (a numpy float has no backward either)
     items = [cut for cut in events.cuts.values() if cut.kind == "item"]
+    items += [events.cuts[i] for i in events.exits if i in events.cuts]
     if not items:
         return []
     last = max(items, key=lambda cut: cut.order)
+    failed = traceback_location(error.__traceback__)
     return [
         make_finding(
             "GP104",
             message=(
-                f"backward() was called on a Python number: {last.op}() at "
-                f"{_where(last.line)} turned a tensor that required grad into a plain float, "
-                "which has no graph. Keep the tensor for backward and call .item() only "
-                "for logging."
+                f"backward() was called on a Python or NumPy number: the values left "
+                f"autograd at {_where(last.line)} ({last.op}()), and a plain number has no "
+                "graph. Keep the tensor for backward and call .item() / .numpy() only for "
+                "logging."
             ),
-            locations=_locations((last.line, "cause")),
+            locations=(*_locations((last.line, "cause")), *([failed] if failed else [])),
         )
     ]
 
@@ -485,10 +489,21 @@ def _leaf_backwards(events: Events) -> list[Finding]:
                 + " Keep the loss tensor itself instead of rebuilding it with "
                 "torch.tensor(..., requires_grad=True)."
             ),
-            locations=_locations((made or line, "cause"), (cut.line if cut else None, "created")),
+            locations=_locations(*_leaf_lines(made or line, cut)),
             details={"leaf_line": made[1] if made else None},
         )
     ]
+
+
+def _leaf_lines(
+    leaf: SourceLine | None, cut: Cut | None
+) -> tuple[tuple[SourceLine | None, LocationRole], ...]:
+    """The rebuilt leaf's line to change, or (issue 25, invariant 8) the line where its
+    values left autograd as Python numbers or arrays (.item(), float(), .numpy()): the
+    rebuilt tensor is only where that shows."""
+    if cut is not None and cut.kind in _EXITS:
+        return ((cut.line, "cause"), (leaf, "created"))
+    return ((leaf, "cause"), (cut.line if cut else None, "created"))
 
 
 def _band_aid(
@@ -601,6 +616,7 @@ def _mixes(events: Events) -> list[Finding]:
 
 
 _LOSSY = frozenset({"non_differentiable", "item", "numpy", "autograd_grad"})
+_EXITS = frozenset({"item", "numpy"})  # cuts whose values left torch
 
 
 def _routed(top: torch.nn.Module, called: set[int]) -> set[int]:
