@@ -10,7 +10,7 @@ a torch call that refused its          the call (a wrong argument, a call made w
 arguments, outside backward            be)
 the user's own ``raise`` / ``assert``  none: the user's own check fired
 a ``backward()`` / ``autograd.grad``   none from the traceback: what went wrong was built
-line, the engine raising               earlier (the caller may know the node's line)
+line, raised inside the engine         earlier (the caller may know the node's line)
 =====================================  =========================================================
 """
 
@@ -31,7 +31,15 @@ from gradprobe._recorder.events import NodeRecord
 from gradprobe._source import is_user_file
 from gradprobe.hooks._names import frame_variables
 
-__all__ = ["Blame", "blame", "made_line", "raised_by_torch", "traceback_frame"]
+__all__ = [
+    "Blame",
+    "blame",
+    "empty_line",
+    "made_line",
+    "raised_by_torch",
+    "returned_line",
+    "traceback_frame",
+]
 
 # torch's Python wrapper that hands a backward to the C++ engine: user frames after it are
 # code the engine called back (hooks, custom Functions' backward)
@@ -72,7 +80,9 @@ def blame(tb: TracebackType | None) -> Blame:
         return Blame(None, None, "", in_engine, False)
     own = innermost_is_user and _own(error)
     hands = _source(error).find
-    if own or any(hands(call) >= 0 for call in _HANDS_TO_ENGINE):
+    # a backward() whose graph the engine was walking: what it refused was built earlier
+    # (refused before the engine started, its arguments were wrong: the call is the cause)
+    if own or (in_engine and any(hands(call) >= 0 for call in _HANDS_TO_ENGINE)):
         return Blame(None, error, "", in_engine, own)
     return Blame(error, error, "torch refused this call", in_engine, False)
 
@@ -133,6 +143,49 @@ def made_line(
             assigned = _last_assignment(filename, frame.f_code.co_name, name, line)
             if assigned is not None:
                 return (filename, assigned, frame.f_code.co_name)
+    return None
+
+
+def returned_line(frame: FrameType, line: int) -> SourceLine | None:
+    """The last ``return`` of the user's function named on ``line`` of ``frame`` (what a
+    ``torch.func.grad(f)`` or ``gradcheck(f, ...)`` refused came from there)."""
+    values = dict(frame_variables(frame))
+    for name in dict.fromkeys(_NAME.findall(linecache.getline(frame.f_code.co_filename, line))):
+        function = values.get(name)
+        code = getattr(function, "__code__", None)
+        if code is None or not is_user_file(code.co_filename):
+            continue
+        returned = _last_return(code.co_filename, code.co_firstlineno)
+        if returned is not None:
+            return (code.co_filename, returned, code.co_name)
+    return None
+
+
+def empty_line(frame: FrameType, line: int) -> SourceLine | None:
+    """Where an empty list, tuple or dict named on ``line`` of ``frame`` was bound (a filter
+    that kept nothing, a generator used up earlier)."""
+    filename = frame.f_code.co_filename
+    values = dict(frame_variables(frame))
+    for name in dict.fromkeys(_NAME.findall(linecache.getline(filename, line))):
+        value = values.get(name)
+        if isinstance(value, (list, tuple, dict)) and not value:
+            assigned = _last_assignment(filename, frame.f_code.co_name, name, line)
+            if assigned is not None:
+                return (filename, assigned, frame.f_code.co_name)
+    return None
+
+
+def _last_return(filename: str, first: int) -> int | None:
+    tree = _parsed(filename)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and first in (
+            node.lineno,
+            *(d.lineno for d in node.decorator_list),
+        ):
+            returns = [s.lineno for s in _statements(node) if isinstance(s, ast.Return)]
+            return max(returns) if returns else None
     return None
 
 

@@ -22,6 +22,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from types import FrameType
 
 import torch
 
@@ -29,8 +30,15 @@ from gradprobe._patch import Patches
 from gradprobe._recorder import SourceLine
 from gradprobe._source import shown_file
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.checks._blame import blame, made_line, raised_by_torch, traceback_frame
-from gradprobe.checks._catalogue import Entry, worded_entry
+from gradprobe.checks._blame import (
+    blame,
+    empty_line,
+    made_line,
+    raised_by_torch,
+    returned_line,
+    traceback_frame,
+)
+from gradprobe.checks._catalogue import CATALOGUE, Entry, worded_entry
 from gradprobe.checks._common import _locations
 from gradprobe.checks._errortext import explain_error
 from gradprobe.findings import Finding, Location, make_finding
@@ -41,9 +49,19 @@ __all__ = ["UnexplainedError"]
 _NODE = re.compile(r"\b([A-Z]\w*Backward\d*)\b")
 # which tensor named on the raising line an entry blames on where it was made: "made", a
 # computed (non-leaf) one given where a leaf is expected; "plain", one that requires no grad
+# "argument", any tensor (or parameter group) it names: where that argument was built
 _WANTED: dict[str, Callable[[torch.Tensor], bool]] = {
     "made": lambda tensor: tensor.grad_fn is not None,
     "plain": lambda tensor: not tensor.requires_grad,
+    "argument": lambda tensor: True,
+}
+_EXPLAINING = frozenset(entry.code for entry in CATALOGUE)
+_HOW = {
+    "made": "where the tensor the call was given was made",
+    "plain": "where the tensor the call was given was made",
+    "argument": "where the argument the call was given was built",
+    "function": "what the function the call was given returns",
+    "empty": "where the empty collection the call was given was built",
 }
 _QUOTED = re.compile(r"'([\w:.]+)'")
 _BACKWARD = re.compile(r"Backward\d*$")
@@ -105,7 +123,9 @@ def _thread_finding(run: Run, thread: str, error: Exception) -> Finding:
 
 
 def _about_error(finding: Finding) -> bool:
-    return any(loc.role == "error" for loc in finding.locations)
+    """A finding that explains the error: one of the catalogue's codes, or one naming the
+    line the error surfaced at."""
+    return finding.code in _EXPLAINING or any(loc.role == "error" for loc in finding.locations)
 
 
 def _finding(run: Run, error: Exception) -> Finding:
@@ -113,12 +133,11 @@ def _finding(run: Run, error: Exception) -> Finding:
     entry = worded_entry(text) if raised_by_torch(error) else None
     found = blame(error.__traceback__)
     cause, how = found.cause, found.how
-    if entry is not None and entry.blame in _WANTED and found.error is not None:
-        frame = traceback_frame(error.__traceback__, found.error)
-        want = _WANTED[entry.blame]
-        made = made_line(frame, found.error[1], want, run.events.nodes) if frame else None
+    frame = traceback_frame(error.__traceback__, found.error) if found.error else None
+    if entry is not None and frame is not None and found.error is not None:
+        made = _provenance(entry.blame, frame, found.error[1], run)
         if made is not None:
-            cause, how = made, "where the tensor the call was given was made"
+            cause, how = made, _HOW[entry.blame]
     if cause is None and found.in_backward and not found.own_raise:
         cause = _named_node_line(run, text, quoted=entry is not None and entry.blame == "node")
         how = "the line that made the node torch's message names" if cause else how
@@ -147,6 +166,17 @@ def _worded(entry: Entry, details: Mapping[str, object], locations: list[Locatio
         details={**details, "entry": entry.key},
         locations=locations,
     )
+
+
+def _provenance(rule: str, frame: FrameType, line: int, run: Run) -> SourceLine | None:
+    """The line an entry's blame rule names, from the raising ``line`` of ``frame``."""
+    if rule in _WANTED:
+        return made_line(frame, line, _WANTED[rule], run.events.nodes)
+    if rule == "function":
+        return returned_line(frame, line)
+    if rule == "empty":
+        return empty_line(frame, line)
+    return None
 
 
 def _named_node_line(run: Run, text: str, *, quoted: bool) -> SourceLine | None:

@@ -5,7 +5,7 @@ import torch
 
 def loss_fn(w):
     loss = (w**2).sum()
-    loss.backward()  # <- ERROR
+    loss.backward()  # <- CAUSE,ERROR
     return loss
 
 

@@ -4,7 +4,7 @@ import torch
 
 
 def loss_fn(w):
-    return (w**2).sum().item()
+    return (w**2).sum().item()  # <- CAUSE
 
 
-grads = torch.func.grad(loss_fn)(torch.randn(3))  # <- CAUSE
+grads = torch.func.grad(loss_fn)(torch.randn(3))  # <- ERROR

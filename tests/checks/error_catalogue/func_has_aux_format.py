@@ -4,7 +4,7 @@ import torch
 
 
 def loss_fn(w):
-    return (w**2).sum()
+    return (w**2).sum()  # <- CAUSE
 
 
-grads, aux = torch.func.grad(loss_fn, has_aux=True)(torch.randn(3))  # <- CAUSE
+grads, aux = torch.func.grad(loss_fn, has_aux=True)(torch.randn(3))  # <- ERROR

@@ -4,7 +4,7 @@ import torch
 
 
 def energy(x):
-    return (x**2).sum().item()
+    return (x**2).sum().item()  # <- CAUSE
 
 
-out, vjp_fn = torch.func.vjp(energy, torch.randn(3))  # <- CAUSE
+out, vjp_fn = torch.func.vjp(energy, torch.randn(3))  # <- ERROR

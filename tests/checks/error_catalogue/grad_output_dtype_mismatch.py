@@ -4,4 +4,4 @@ import torch
 
 z = torch.randn(3, dtype=torch.cfloat, requires_grad=True)
 out = z * 2
-out.backward(torch.ones(3))  # <- ERROR
+out.backward(torch.ones(3))  # <- CAUSE,ERROR

@@ -2,5 +2,5 @@
 
 import torch
 
-x = torch.randn(4, dtype=torch.float64)
-torch.autograd.gradcheck(torch.sin, (x,))  # <- CAUSE
+x = torch.randn(4, dtype=torch.float64)  # <- CAUSE
+torch.autograd.gradcheck(torch.sin, (x,))  # <- ERROR

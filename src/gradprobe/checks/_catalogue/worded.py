@@ -125,23 +125,21 @@ WORDED: tuple[Entry, ...] = (
         "grad_tensors_type",
         "engine",
         "gradients can be either Tensors or None, but got float",
-        "the backward() call (`error`): its gradient argument",
+        "the backward() call: its gradient argument",
         "A gradient handed to backward() is a Python number or another non-tensor. Autograd "
         "needs a tensor shaped like its output (or None for a scalar output).",
         "Pass tensors: torch.autograd.backward([a, b], [torch.tensor(1.0), torch.tensor(0.5)]), "
         "or weight the losses and call backward() once: (a + 0.5 * b).backward().",
-        roles=("error",),
     ),
     _W(
         "grad_output_dtype_mismatch",
         "engine",
         "For complex Tensors, both grad_output and output are required to have the same dtype.",
-        "the backward(gradient) call (`error`)",
+        "the backward(gradient) call",
         "The gradient given to backward() is real while the output is complex (or the other "
         "way round). For complex outputs autograd needs a gradient of the same complex dtype.",
         "Make the gradient the output's dtype: out.backward(torch.ones_like(out)), or reduce "
         "the output to a real scalar (out.abs().sum()) and call backward() without one.",
-        roles=("error",),
     ),
     _W(
         "saved_tensor_detached_inplace",
@@ -253,13 +251,13 @@ WORDED: tuple[Entry, ...] = (
         "empty_inputs",
         "autograd.grad",
         "`inputs` argument to `backward()` cannot be empty.",
-        "the backward() / autograd.grad call (`error`): its inputs list",
+        "the line that built the empty list of inputs (the call is the error)",
         "backward(inputs=...) or autograd.grad was given an empty list of tensors to "
         "differentiate. Often the list was built by a filter that matched nothing, or from a "
         "generator already used up.",
         "Check how the list is built (a filter on requires_grad, model.parameters() consumed "
         "earlier: use list(model.parameters())), or leave inputs= out to reach every leaf.",
-        roles=("error",),
+        blame="empty",
     ),
     _W(
         "grad_input_not_tensor",
@@ -286,11 +284,12 @@ WORDED: tuple[Entry, ...] = (
         "autograd.grad",
         "gradcheck expects at least one input tensor to require gradient, but none of them have "
         "requires_grad=True.",
-        "the gradcheck call",
+        "the line that made the input without requires_grad=True",
         "gradcheck compares analytical and numerical gradients with respect to the inputs "
         "that require grad; none of these inputs does, so there is nothing to check.",
         "Create the inputs with requires_grad=True and dtype=torch.float64: "
         "x = torch.randn(4, dtype=torch.float64, requires_grad=True).",
+        blame="plain",
     ),
     # hooks
     _W(
@@ -460,44 +459,46 @@ WORDED: tuple[Entry, ...] = (
         "backward_inside_func_transform",
         "torch.func",
         "backward() called inside a functorch transform. This is not supported",
-        "the backward() call inside the transformed function (`error`)",
+        "the backward() call inside the transformed function",
         ".backward() was called in a function that torch.func.grad, vjp or vmap is "
         "transforming. The transform computes gradients itself; it cannot follow a backward "
         "that writes into .grad.",
         "Return the loss from the function and let the transform differentiate it "
         "(grads = torch.func.grad(loss_fn)(w)), or call backward() outside the transform.",
-        roles=("error",),
     ),
     _W(
         "func_grad_output_type",
         "torch.func",
         "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got <class 'float'>",
-        "the torch.func.grad call",
+        "the return line of the function given to torch.func.grad",
         "The function given to torch.func.grad returned a Python number or another "
         "non-tensor, often after .item(). grad needs the loss as a tensor to differentiate.",
         "Return the tensor itself (drop .item()); return extra values through has_aux=True.",
+        blame="function",
     ),
     _W(
         "func_has_aux_format",
         "torch.func",
         "grad_and_value(f)(*args): output of function f should be a tuple: (output, aux) if "
         "has_aux is True",
-        "the torch.func call with has_aux=True",
+        "the return line of the function (return (loss, aux)), or has_aux=True",
         "has_aux=True was given but the function does not return a pair (output, aux). The "
         "transform needs the second element to pass through untouched.",
         "Return (loss, aux) from the function, or drop has_aux=True.",
+        blame="function",
     ),
     _W(
         "func_output_type",
         "torch.func",
         "vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported type "
         "<class 'float'>",
-        "the torch.func call",
+        "the return line of the function given to the transform",
         "The function given to a torch.func transform (vjp, jvp, jacrev, jacfwd) returned "
         "something other than tensors, or nothing. The transform can only differentiate "
         "tensor outputs.",
         "Return tensors (drop .item(), return torch.stack(values) instead of a list); pass "
         "other values through has_aux=True.",
+        blame="function",
     ),
     _W(
         "func_jvp_arguments",
@@ -721,11 +722,12 @@ WORDED: tuple[Entry, ...] = (
         "optimizer_param_in_two_groups",
         "optimizer",
         "some parameters appear in more than one parameter group",
-        "the optimizer's construction",
+        "the line that built the parameter groups (the call if inline)",
         "One parameter was listed in two param groups, so the optimizer would apply two "
         "updates with two settings to it.",
         "List each parameter once: build the groups from disjoint lists (e.g. split "
         "named_parameters() on the name, weights in one group and biases in another).",
+        blame="argument",
     ),
     _W(
         "optimizer_state_dict_mismatch",
