@@ -474,6 +474,11 @@ WORDED_TEXTS: dict[str, str | re.Pattern[str]] = {
     "python_map_requires_grad": re.compile(
         r"Can't call (?:apply_|map_|map2_)\(\) on Variable that requires grad"
     ),
+    # gradcheck (torch/autograd/gradcheck.py: GradcheckError and its input checks)
+    "gradcheck_jacobian_mismatch": "Jacobian mismatch for output",
+    "gradcheck_not_reentrant": "Backward is not reentrant",
+    "gradcheck_grad_output_ignored": "backward not multiplied by grad_output",
+    "gradcheck_overlapping_input": re.compile(r"input has a dimension with stride 0\. gradcheck"),
 }
 """Message texts of the catalogue's entries explained in words, keyed by entry."""
 

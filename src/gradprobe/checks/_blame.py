@@ -152,6 +152,8 @@ def returned_line(frame: FrameType, line: int) -> SourceLine | None:
     values = dict(frame_variables(frame))
     for name in dict.fromkeys(_NAME.findall(linecache.getline(frame.f_code.co_filename, line))):
         function = values.get(name)
+        if isinstance(function, type):  # a custom autograd.Function given as X.apply
+            function = getattr(function, "backward", None)
         code = getattr(function, "__code__", None)
         if code is None or not is_user_file(code.co_filename):
             continue

@@ -3842,8 +3842,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "th input has a dimension with stride 0. gradcheck only supports inputs that are non-overlapping to be able to compute",
         "gradcheck",
-        reason="todo: gradcheck with an expanded (stride 0) input",
-        proposed="gradcheck_overlapping_input",
+        entry="gradcheck_overlapping_input",
     ),
     _M(
         "torch/autograd/gradcheck.py",

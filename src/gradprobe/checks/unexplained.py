@@ -62,7 +62,14 @@ _HOW = {
     "argument": "where the argument the call was given was built",
     "function": "what the function the call was given returns",
     "empty": "where the empty collection the call was given was built",
+    "gradcheck": "an input too coarse for finite differences, else the backward it checked",
 }
+
+
+def _single_precision(tensor: torch.Tensor) -> bool:
+    return tensor.requires_grad and tensor.dtype not in (torch.float64, torch.complex128)
+
+
 _QUOTED = re.compile(r"'([\w:.]+)'")
 _BACKWARD = re.compile(r"Backward\d*$")
 _TEXT_CHARS = 300  # of the message, in the finding (a torch text can run to pages)
@@ -174,6 +181,9 @@ def _provenance(rule: str, frame: FrameType, line: int, run: Run) -> SourceLine 
         return made_line(frame, line, _WANTED[rule], run.events.nodes)
     if rule == "function":
         return returned_line(frame, line)
+    if rule == "gradcheck":  # float32 inputs fail any formula; else the formula is wrong
+        coarse = made_line(frame, line, _single_precision, run.events.nodes)
+        return coarse if coarse is not None else returned_line(frame, line)
     if rule == "empty":
         return empty_line(frame, line)
     return None

@@ -49,4 +49,5 @@ FAMILIES = (
     "setting .grad",
     "forward-mode AD",
     "autograd.functional",
+    "gradcheck",
 )

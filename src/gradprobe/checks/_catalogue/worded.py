@@ -835,4 +835,52 @@ WORDED: tuple[Entry, ...] = (
         "Write the function with torch ops (w.clamp(max=1.0)); to change a parameter's values, "
         "do it under torch.no_grad() or on w.detach().",
     ),
+    # gradcheck
+    _W(
+        "gradcheck_jacobian_mismatch",
+        "gradcheck",
+        "Jacobian mismatch for output 0 with respect to input 0,",
+        "an input that is not float64 (where it was made), else the backward's return line",
+        "gradcheck compared the gradients backward computes with finite differences and they "
+        "differ. Either the backward formula is wrong, or the inputs are float32, whose "
+        "finite differences are too coarse to agree with any formula.",
+        "Make the inputs float64 (torch.randn(..., dtype=torch.float64, requires_grad=True)); "
+        "if they already are, fix the formula in backward (the chain rule: multiply by "
+        "grad_output).",
+        blame="gradcheck",
+    ),
+    _W(
+        "gradcheck_not_reentrant",
+        "gradcheck",
+        "Backward is not reentrant, i.e., running backward with same input and grad_output "
+        "multiple times gives different values",
+        "the return line of the backward gradcheck ran",
+        "gradcheck ran backward twice on the same input and grad_output and got different "
+        "values: the backward draws random numbers or keeps state between calls.",
+        "Compute backward from ctx and grad_output alone; draw any randomness in forward and "
+        "save it for backward.",
+        blame="function",
+    ),
+    _W(
+        "gradcheck_grad_output_ignored",
+        "gradcheck",
+        "backward not multiplied by grad_output",
+        "the return line of the backward gradcheck ran",
+        "The backward returned the same gradients whatever grad_output it was given: it "
+        "computes the derivative of the function but forgets the chain rule.",
+        "Multiply the local derivative by grad_output in backward (return grad_output * d).",
+        blame="function",
+    ),
+    _W(
+        "gradcheck_overlapping_input",
+        "gradcheck",
+        "The 0th input has a dimension with stride 0. gradcheck only supports inputs that are "
+        "non-overlapping",
+        "the line that made the input (an expand() or a broadcast view)",
+        "gradcheck perturbs one element at a time; in a tensor with a stride-0 dimension "
+        "(expand) many positions share one element, so the numerical gradient cannot be "
+        "computed.",
+        "Pass a contiguous input: x = base.expand(4, 5).contiguous().requires_grad_().",
+        blame="argument",
+    ),
 )
