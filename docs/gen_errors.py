@@ -1,10 +1,15 @@
 """docs/errors.md: the table of torch's autograd errors and what gradprobe names for each,
 made from the error catalogue (``gradprobe.checks._catalogue``), the same entries the
-catalogue's tests run."""
+catalogue's tests run; and the inventory of every message torch 2.13 can raise about
+autograd (``gradprobe.checks._torch_messages``), with the entry that explains each or the
+reason it has none."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from gradprobe.checks._catalogue import CATALOGUE, FAMILIES
+from gradprobe.checks._torch_messages import MESSAGES, REASONS
 from gradprobe.findings import CODES
 
 
@@ -20,19 +25,49 @@ def table() -> str:
             continue
         rows += [
             f"\n### {family}\n",
-            "| torch says | code | gradprobe names as the cause | other lines | trigger script |",
-            "|---|---|---|---|---|",
+            "| torch says | code | what it means, and the fix | gradprobe names as the cause "
+            "| other lines | trigger script |",
+            "|---|---|---|---|---|---|",
         ]
         for entry in entries:
             code = CODES[entry.code]
             others = ", ".join(f"`{role}`" for role in entry.roles if role != "cause") or "-"
+            words = f"{entry.meaning} **Fix:** {entry.fix}" if entry.meaning else code.title
             rows.append(
                 f"| `{_cell(entry.message)}` | [{entry.code}](findings/{code.doc_anchor}.md) "
-                f"| {_cell(entry.names)} | {others} | "
-                f"`{entry.key}.py` |"
+                f"| {_cell(words)} | {_cell(entry.names)} | {others} | `{entry.key}.py` |"
             )
     return "\n".join(rows).lstrip("\n") + "\n"
 
 
+def inventory() -> str:
+    covered = [m for m in MESSAGES if m.entry]
+    reasons = Counter(m.reason.split(":")[0] for m in MESSAGES if not m.entry)
+    errors = sum(m.kind == "error" for m in MESSAGES)
+    lines = [
+        f"torch 2.13's sources hold **{len(MESSAGES)}** messages about autograd and the "
+        f"training machinery around it ({errors} errors, {len(MESSAGES) - errors} warnings); "
+        f"**{len(covered)}** have a catalogue entry. The others, by reason:",
+        "",
+        "| reason | messages | meaning |",
+        "|---|---|---|",
+        *(f"| `{key}` | {reasons.get(key, 0)} | {REASONS[key]} |" for key in REASONS),
+        "",
+        "<details><summary>Every message without an entry, with its reason</summary>",
+        "",
+        "| source | kind | torch says | reason |",
+        "|---|---|---|---|",
+    ]
+    for message in MESSAGES:
+        if message.entry:
+            continue
+        lines.append(
+            f"| `{message.source}` | {message.kind} | `{_cell(message.text)}` "
+            f"| {_cell(message.reason)} |"
+        )
+    lines += ["", "</details>", ""]
+    return "\n".join(lines)
+
+
 def blocks() -> dict[str, str]:
-    return {"error-catalogue": table()}
+    return {"error-catalogue": table(), "error-inventory": inventory()}
