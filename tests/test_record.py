@@ -2253,3 +2253,15 @@ def test_backward_on_a_numpy_number_names_where_the_values_left(tmp_path: Path) 
         "cause": [line_of(text, "# leaves the graph")],
         "error": [line_of(text, "total.backward()")],
     }
+
+
+def test_an_op_given_an_out_tensor_runs_as_without_gradprobe() -> None:
+    """``F.normalize(..., out=v)`` (spectral_norm's power method): the recorder asks
+    whether an ``out=`` was passed without taking the tensor's truth value."""
+    torch.manual_seed(0)
+    with record():
+        layer = torch.nn.utils.parametrizations.spectral_norm(torch.nn.Linear(16, 1))
+        v = torch.empty(3)
+        torch.nn.functional.normalize(torch.randn(3), dim=0, out=v)
+    assert layer.weight.shape == (1, 16)
+    assert torch.isclose(v.norm(), torch.tensor(1.0))

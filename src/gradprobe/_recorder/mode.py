@@ -323,7 +323,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             self.samples.set(result, True)  # actions.unsqueeze(-1), actions.long()
         if (
             func in _PURE_RESULT
-            and not kwargs.get("out")
+            and kwargs.get("out") is None
             and len(events.discarded) < 20
             and _result_discarded(caller)
             and is_user_file(caller.f_code.co_filename)
