@@ -35,6 +35,7 @@ __all__ = [
     "Blame",
     "blame",
     "empty_line",
+    "group_line",
     "made_line",
     "raised_by_torch",
     "returned_line",
@@ -160,6 +161,19 @@ def returned_line(frame: FrameType, line: int) -> SourceLine | None:
         returned = _last_return(code.co_filename, code.co_firstlineno)
         if returned is not None:
             return (code.co_filename, returned, code.co_name)
+    return None
+
+
+def group_line(frame: FrameType, line: int) -> SourceLine | None:
+    """Where a parameter group (a dict with ``"params"``) named on ``line`` was built."""
+    filename = frame.f_code.co_filename
+    values = dict(frame_variables(frame))
+    for name in dict.fromkeys(_NAME.findall(linecache.getline(filename, line))):
+        value = values.get(name)
+        if isinstance(value, dict) and "params" in value:
+            assigned = _last_assignment(filename, frame.f_code.co_name, name, line)
+            if assigned is not None:
+                return (filename, assigned, frame.f_code.co_name)
     return None
 
 

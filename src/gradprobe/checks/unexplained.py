@@ -33,6 +33,7 @@ from gradprobe.checks._api import Check, Run, register
 from gradprobe.checks._blame import (
     blame,
     empty_line,
+    group_line,
     made_line,
     raised_by_torch,
     returned_line,
@@ -178,7 +179,10 @@ def _worded(entry: Entry, details: Mapping[str, object], locations: list[Locatio
 def _provenance(rule: str, frame: FrameType, line: int, run: Run) -> SourceLine | None:
     """The line an entry's blame rule names, from the raising ``line`` of ``frame``."""
     if rule in _WANTED:
-        return made_line(frame, line, _WANTED[rule], run.events.nodes)
+        made = made_line(frame, line, _WANTED[rule], run.events.nodes)
+        if made is None and rule == "argument":  # [group_a, group_b]: where each was built
+            made = group_line(frame, line)
+        return made
     if rule == "function":
         return returned_line(frame, line)
     if rule == "gradcheck":  # float32 inputs fail any formula; else the formula is wrong
