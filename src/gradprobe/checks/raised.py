@@ -38,6 +38,7 @@ from gradprobe._source import is_user_file, traceback_location, user_frame
 from gradprobe.checks._api import BackwardCall, Check, Run, register
 from gradprobe.checks._common import _locations, _where
 from gradprobe.checks._errortable import explain_plain
+from gradprobe.errors import error_text
 from gradprobe.findings import Finding, make_finding
 
 _MAX_CHECKPOINTS = 64
@@ -90,7 +91,7 @@ class BackwardArguments(Check):
         _CHECKPOINTS.release()
 
     def on_backward_error(self, call: BackwardCall) -> Iterable[Finding]:
-        text = "" if call.error is None else str(call.error)
+        text = "" if call.error is None else error_text(call.error)
         events, event = call.run.events, call.event
         plain = explain_plain(text)
         if plain is None:
@@ -163,7 +164,7 @@ class WriteBeforeUse(Check):
     def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
         if not isinstance(run.error, RuntimeError):
             return ()
-        text = str(run.error)
+        text = error_text(run.error)
         view = VIEW_INPLACE_ERROR.search(text)
         leaf = LEAF_INPLACE_ERROR.search(text)
         if view is not None and view["base"]:
@@ -223,7 +224,7 @@ class DistributedErrors(Check):
     def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
         if not isinstance(run.error, RuntimeError):
             return ()
-        text = str(run.error)
+        text = error_text(run.error)
         if DDP_UNFINISHED_REDUCTION_ERROR in text:
             code = "GP163"
         elif DDP_READY_TWICE_ERROR in text:
@@ -383,7 +384,7 @@ class SavedNonTensor(Check):
     def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
         if not isinstance(run.error, TypeError):
             return ()
-        text = str(run.error)
+        text = error_text(run.error)
         if SAVE_NON_TENSOR_ERROR.search(text) is None:
             return ()
         error = traceback_location(run.error.__traceback__)
