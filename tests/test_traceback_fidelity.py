@@ -150,17 +150,7 @@ ERRORS: dict[str, Callable[[], None]] = {
 }
 
 
-# torch's Module._call_impl takes its hooked path (``return inner()``, then ``inner``) while
-# any global module hook is registered, and record() registers its own: one more torch
-# frame, and _call_impl's line differs. Plain torch shows the same with a hook of the
-# user's. Not taken out yet (it needs _call_impl's fast-path line faked into the entry).
-_HOOKED_PATH = pytest.mark.xfail(
-    reason="torch's hooked Module._call_impl path under gradprobe's module hooks", strict=True
-)
-CASES = [
-    pytest.param(name, marks=_HOOKED_PATH) if name == "user_value_error_in_forward" else name
-    for name in ERRORS
-]
+CASES = list(ERRORS)
 
 
 def _frames(error: BaseException | None) -> Frames:
@@ -237,7 +227,7 @@ def test_explain_keeps_the_plain_frames(name: str) -> None:
     assert rest == _frames(plain)
 
 
-@pytest.mark.parametrize("name", [n for n in ERRORS if n != "user_value_error_in_forward"])
+@pytest.mark.parametrize("name", CASES)
 def test_watch_keeps_the_plain_frames(name: str) -> None:
     model = nn.Linear(3, 3)
     model(torch.ones(1, 3)).sum().backward()
@@ -246,12 +236,19 @@ def test_watch_keeps_the_plain_frames(name: str) -> None:
     assert _frames(watched) == _frames(plain)
 
 
-@_HOOKED_PATH
 def test_watch_keeps_the_plain_frames_of_a_watched_forward() -> None:
+    """torch's Module._call_impl goes through ``inner`` when hooks are registered, and
+    watch() registers its own: the fast path's single entry comes back."""
     model = _Checked()
-    plain = _raised(lambda: model(torch.ones(2, 3)), contextlib.nullcontext())
-    watched = _raised(lambda: model(torch.ones(2, 3)), gradprobe.watch(model))
+
+    def call() -> None:
+        model(torch.ones(2, 3))
+
+    plain = _raised(call, contextlib.nullcontext())
+    watched = _raised(call, gradprobe.watch(model))
     assert _frames(watched) == _frames(plain)
+    recorded = _raised(call, gradprobe.record())
+    assert _frames(recorded) == _frames(plain)
 
 
 def test_chained_errors_keep_their_frames() -> None:
@@ -333,8 +330,6 @@ def test_diagnose_prints_the_plain_traceback(
     script.write_text(_SCRIPT)
     compared = 0
     for name in ERRORS:
-        if name == "user_value_error_in_forward":
-            continue  # see _HOOKED_PATH
         plain = subprocess.run(
             [sys.executable, str(script), name], capture_output=True, text=True, check=False
         )
@@ -348,7 +343,7 @@ def test_diagnose_prints_the_plain_traceback(
         last = plain.stderr.strip().splitlines()[-1]
         assert printed.strip().splitlines()[-1] == last
         compared += len(expected)
-    assert compared >= 3 * (len(ERRORS) - 1)
+    assert compared >= 3 * len(ERRORS)
 
 
 # -- warnings ---------------------------------------------------------------------------------
@@ -432,3 +427,16 @@ def test_a_warning_shown_once_per_line_is_shown_once_per_user_line() -> None:
         return len(caught)
 
     assert counted(gradprobe.record()) == counted(contextlib.nullcontext()) == 2
+
+
+def test_a_module_with_a_hook_of_the_users_keeps_torchs_hooked_path() -> None:
+    """With a hook of the user's, plain torch goes through ``inner`` too: it stays."""
+    model = _Checked()
+    model.register_forward_pre_hook(lambda module, args: None)
+
+    def call() -> None:
+        model(torch.ones(2, 3))
+
+    plain = _raised(call, contextlib.nullcontext())
+    assert any(name == "inner" for _, _, name in _frames(plain))
+    assert _frames(_raised(call, gradprobe.record())) == _frames(plain)

@@ -44,12 +44,20 @@ gradprobe's hooks                           forward hooks, tensor-hook wrappers 
 
 Frames the user's own modes, subclasses and hooks add, and torch's own frames
 (``torch/_tensor.py``, ``torch/autograd/__init__.py``, ``graph.py``) stay.
+
+One more pair is torch's own but there because of gradprobe: ``Module._call_impl`` calls
+``forward`` on its fast path (one frame, the line ``return forward_call(*args,
+**kwargs)``) unless some hook is registered, and record() and watch() register module
+hooks: then it goes through ``return inner()`` and the nested ``inner``. When every hook
+in the way is gradprobe's (the module's own and the global ones), the two entries become
+the fast path's one again (:func:`_fast_module_call`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dis
+import inspect
 import os
 import sys
 from collections.abc import Collection, Iterator
@@ -176,15 +184,88 @@ def _dropped(entries: list[TracebackType]) -> set[int]:
 def _clean(error: BaseException) -> None:
     entries = _entries(error.__traceback__)
     drop = _dropped(entries) if len(entries) > 1 else set()
-    if not drop:
+    fast = _fast_module_calls(entries, drop)
+    if not drop and not fast:
         return
     rebuilt: TracebackType | None = None
     for index in range(len(entries) - 1, -1, -1):
         if index in drop:
             continue
         entry = entries[index]
-        rebuilt = TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+        lasti, lineno = fast.get(index, (entry.tb_lasti, entry.tb_lineno))
+        rebuilt = TracebackType(rebuilt, entry.tb_frame, lasti, lineno)
     error.with_traceback(rebuilt)
+
+
+_CALL_IMPL = torch.nn.Module._call_impl.__code__
+
+
+def _fast_path() -> tuple[int, int] | None:
+    """``(offset, line)`` of ``Module._call_impl``'s fast-path call of ``forward``: its
+    first ``CALL_FUNCTION_EX`` (torch 2.13, 2.14); None if the code looks otherwise."""
+    for instruction in dis.get_instructions(_CALL_IMPL):
+        if instruction.opname == "CALL_FUNCTION_EX":
+            line = instruction.positions.lineno if instruction.positions else None
+            return None if line is None else (instruction.offset, line)
+    return None
+
+
+_FAST_PATH = _fast_path()
+
+
+def _fast_module_calls(entries: list[TracebackType], drop: set[int]) -> dict[int, tuple[int, int]]:
+    """The ``_call_impl`` entries that would be the fast path's without gradprobe's hooks:
+    index -> (lasti, line); their ``inner`` entries join ``drop``."""
+    fast: dict[int, tuple[int, int]] = {}
+    if _FAST_PATH is None:
+        return fast
+    for index in range(len(entries) - 2):
+        outer, inner = entries[index].tb_frame, entries[index + 1].tb_frame
+        if (
+            outer.f_code is _CALL_IMPL
+            and inner.f_code.co_name == "inner"
+            and inner.f_back is outer
+            and inner.f_code.co_filename == _CALL_IMPL.co_filename
+            and _only_our_hooks(outer.f_locals.get("self"))
+        ):
+            fast[index] = _FAST_PATH
+            drop.add(index + 1)
+    return fast
+
+
+def _only_our_hooks(module: object) -> bool:
+    """Whether every hook that sends ``module``'s call off its fast path is gradprobe's."""
+    if not isinstance(module, torch.nn.Module):
+        return False
+    from torch.nn.modules import module as torch_module
+
+    tables = [
+        getattr(module, name, {})
+        for name in (
+            "_backward_hooks",
+            "_backward_pre_hooks",
+            "_forward_hooks",
+            "_forward_pre_hooks",
+        )
+    ]
+    tables += [
+        getattr(torch_module, name, {})
+        for name in (
+            "_global_backward_pre_hooks",
+            "_global_backward_hooks",
+            "_global_forward_hooks",
+            "_global_forward_pre_hooks",
+        )
+    ]
+    hooks = [hook for table in tables for hook in table.values()]
+    return bool(hooks) and all(_is_ours(hook) for hook in hooks)
+
+
+def _is_ours(hook: object) -> bool:
+    target = inspect.unwrap(hook) if callable(hook) else hook  # dynamo.disable's wrapper
+    target = getattr(target, "__func__", target)  # a bound method
+    code = getattr(target, "__code__", None)
+    return isinstance(code, CodeType) and _kind(code) == "gradprobe"
 
 
 def user_traceback(error: BaseException) -> BaseException:
