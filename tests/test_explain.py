@@ -230,6 +230,13 @@ class StepError(RuntimeError):
         self.step = step
 
 
+class TorchStepError(RuntimeError):
+    """Stands for an error class of torch's own (``torch.OutOfMemoryError``)."""
+
+
+TorchStepError.__module__ = "torch.fake_errors"
+
+
 class Unprintable(RuntimeError):
     def __str__(self) -> str:
         msg = "this error cannot be printed"
@@ -246,16 +253,27 @@ def _nonscalar_backward_as(make: type[RuntimeError] | object) -> BaseException:
     return info.value
 
 
-def test_a_user_error_type_with_its_own_init_is_explained_not_turned_into_a_type_error() -> None:
+def test_a_user_error_type_saying_what_torch_says_comes_out_unchanged() -> None:
+    """Issue 24 item 4: the user's exception, raised by their code with torch's words in
+    it, is theirs: explain() leaves its type, args and message alone."""
     error = _nonscalar_backward_as(lambda e: StepError(3, str(e)))
-    assert isinstance(error, StepError) and isinstance(error, AutogradError)
+    assert type(error) is StepError and not isinstance(error, AutogradError)
     assert error.step == 3  # type: ignore[attr-defined]
-    text = str(error)
-    assert text.startswith("gradprobe GP105 nonscalar_backward")
-    assert text.endswith("step 3: grad can be implicitly created only for scalar outputs")
-    assert isinstance(error.__cause__, StepError)
-    copy = pickle.loads(pickle.dumps(error))
-    assert type(copy) is type(error) and str(copy) == text
+    assert error.args == ("step 3: grad can be implicitly created only for scalar outputs",)
+    assert error.__cause__ is None
+
+
+def test_errors_of_a_class_torch_defines_are_explained() -> None:
+    """A type torch defines (here a stand-in in a ``torch.*`` module) is torch's own."""
+    x = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError) as info, explain():
+        try:
+            (x * 2).backward()
+        except RuntimeError as error:
+            raise TorchStepError(*error.args).with_traceback(error.__traceback__) from None
+    assert type(info.value).__name__ == "ExplainedTorchStepError"
+    assert str(info.value).startswith("gradprobe GP105 nonscalar_backward")
+    assert type(info.value.__cause__) is TorchStepError
 
 
 def test_an_error_whose_str_raises_comes_out_unchanged() -> None:

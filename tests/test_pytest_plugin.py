@@ -7,6 +7,7 @@ imported torch already; whatever is about imports runs in a subprocess.
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import textwrap
 from pathlib import Path
 
@@ -512,3 +513,38 @@ def test_entry_point_names_the_thin_plugin() -> None:
     assert entry.name == "gradprobe"
     module = entry.load()
     assert Path(module.__file__).name == f"{PLUGIN_MODULE}.py"
+
+
+def test_the_marker_keeps_the_tests_traceback(pytester: pytest.Pytester) -> None:
+    """Issue 24 item 4: a test under the marker fails with the frames it has without."""
+    pytester.makepyfile(
+        test_frames="""
+        import pytest, torch
+
+        def body():
+            x = torch.ones(3, requires_grad=True)
+            y = x.sigmoid()
+            y.add_(1)
+            y.sum().backward()
+
+        @pytest.mark.gradprobe
+        def test_marked():
+            body()
+
+        def test_plain():
+            body()
+        """
+    )
+    result = pytester.runpytest(*BASE, "--tb=long")
+    located = re.compile(r"^(\S+):(\d+): ")
+    sections: dict[str, list[str]] = {}
+    name = ""
+    for line in result.outlines:
+        if line.startswith("____"):
+            name = line.strip("_ ")
+        elif located.match(line) and name:
+            sections.setdefault(name, []).append(located.match(line).group(1))  # type: ignore[union-attr]
+    assert sections["test_marked"] == sections["test_plain"]
+    assert not any(
+        "gradprobe" in file or "overrides.py" in file for file in sections["test_marked"]
+    )

@@ -37,6 +37,7 @@ import torch
 
 from gradprobe._check import check
 from gradprobe._trace import flatten, name_table
+from gradprobe._tracebacks import user_traceback
 from gradprobe.checks._errortext import explain_error
 from gradprobe.errors import GradprobeTypeError, describe
 from gradprobe.findings import AutogradError, Finding
@@ -145,12 +146,13 @@ class Explain(ContextDecorator):
     ) -> None:
         if exc is None or not isinstance(exc, Exception):
             return
+        user_traceback(exc)  # what it shows, also as the cause of an explained error
+        finding = explain_error(exc)  # torch's own errors only
+        if finding is None:
+            return
         try:
             text = str(exc)
         except Exception:  # noqa: BLE001  (its __str__ fails: leave the error as it is)
-            return
-        finding = explain_error(exc)
-        if finding is None:
             return
         findings = self._refine(finding)
         cls = _explained_class(type(exc))
@@ -165,7 +167,8 @@ class Explain(ContextDecorator):
         for name, value in vars(exc).items():
             if name not in ("findings", "__notes__"):
                 setattr(error, name, value)
-        raise error.with_traceback(tb) from exc
+        # exc.__traceback__, not tb: the frames gradprobe added are out of it now
+        raise error.with_traceback(exc.__traceback__) from exc
 
     def _refine(self, finding: Finding) -> tuple[Finding, ...]:
         """With tensors to probe, replace a text-only GP101 by check()'s findings for the

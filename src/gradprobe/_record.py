@@ -49,6 +49,7 @@ from gradprobe._recorder_patches import MODES, patches
 from gradprobe._source import line_location
 from gradprobe._threads import ThreadBound
 from gradprobe._trace import trace
+from gradprobe._tracebacks import user_traceback
 from gradprobe.checks import BackwardCall, CheckRunner, OpCall, Run, StepCall
 from gradprobe.errors import RecordingError
 from gradprobe.findings import Finding
@@ -151,6 +152,8 @@ class Recording:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if exc is not None:  # it goes on with the frames it would have without us
+            user_traceback(exc)
         self.finish(exc)
 
     def finish(self, error: BaseException | None = None) -> None:

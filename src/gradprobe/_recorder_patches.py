@@ -51,6 +51,7 @@ from gradprobe._recorder import (
     _user_line,
     _uses_argument_as_gradient,
     _writes_watched,
+    call_from,
     passes_calls_on,
 )
 from gradprobe._recorder.events import (
@@ -77,6 +78,17 @@ passes_calls_on(__file__)
 
 # The recorder modes active in each thread, outermost first (record() adds and removes).
 MODES: ThreadBound[RecorderMode] = ThreadBound()
+
+
+def _from_caller(
+    modes: tuple[RecorderMode, ...], original: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """``original(*args, **kwargs)`` made from the line that called the patched function,
+    so torch's warnings name that line (NOTE [calls made from the caller's line])."""
+    if not modes:
+        return original(*args, **kwargs)
+    return call_from(sys._getframe(2), modes[0].relays, original, args, kwargs)
+
 
 _LOSS = torch.nn.modules.loss._Loss
 _LOSS_INIT = _LOSS.__init__.__code__
@@ -499,8 +511,8 @@ def _optimizer_patches(p: Patches) -> None:
     optimizer_init = torch.optim.Optimizer.__init__
 
     def init_optimizer(self: Any, *args: Any, **kwargs: Any) -> None:
-        optimizer_init(self, *args, **kwargs)
         modes = MODES.here()
+        _from_caller(modes, optimizer_init, (self, *args), kwargs)
         if modes:
             line = _user_line(sys._getframe(1))
             for mode in modes:
@@ -521,7 +533,7 @@ def _optimizer_patches(p: Patches) -> None:
         for mode in modes:
             mode.zeroing += 1
         try:
-            return optimizer_zero(self, *args, **kwargs)
+            return _from_caller(modes, optimizer_zero, (self, *args), kwargs)
         finally:
             for mode in modes:
                 mode.zeroing -= 1
@@ -744,7 +756,7 @@ def _schedule_patches(p: Patches) -> None:
         if modes:
             with contextlib.suppress(Exception):
                 _note_schedule(modes, self, sys._getframe(1))
-        return original_step(self, *args, **kwargs)
+        return _from_caller(modes, original_step, (self, *args), kwargs)
 
     p.set(base, "step", step)
 

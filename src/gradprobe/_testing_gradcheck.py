@@ -30,6 +30,7 @@ from torch.autograd.function import Function
 from torch.autograd.gradcheck import GradcheckError
 
 from gradprobe._source import shown_file, user_location
+from gradprobe.errors import error_text
 from gradprobe.findings import Location
 
 __all__ = ["Culprit", "find_culprits", "function_of"]
@@ -178,9 +179,9 @@ def _check_alone(call: _Apply, options: dict[str, Any]) -> str | None:
     try:
         torch.autograd.gradcheck(alone, leaves, raise_exception=True, **options)
     except GradcheckError as error:
-        return str(error).strip().splitlines()[0].rstrip(",")
+        return error_text(error).strip().splitlines()[0].rstrip(",")
     except RuntimeError as error:  # e.g. a backward returning the wrong number of grads
-        return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+        return f"{type(error).__name__}: {error_text(error).splitlines()[0]}"
     return None
 
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from gradprobe._paths import unwritable, unwritable_dir
 from gradprobe._record import record
 from gradprobe._source import is_gradprobe_file
-from gradprobe.errors import GradprobeValueError
+from gradprobe.errors import UNPRINTABLE, GradprobeValueError, error_text
 from gradprobe.findings import Finding
 
 if TYPE_CHECKING:
@@ -69,7 +69,10 @@ class Diagnosis:
 
         error = None
         if self.error is not None and not isinstance(self.error, SystemExit):
-            error = {"type": type(self.error).__name__, "message": str(self.error)}
+            error = {
+                "type": type(self.error).__name__,
+                "message": error_text(self.error, UNPRINTABLE),
+            }
         return {
             "gradprobe": __version__,
             "script": self.script,

@@ -165,6 +165,20 @@ class GradprobeWarning(UserWarning):
     """gradprobe had to degrade or skip part of its work; the message says what and why."""
 
 
+UNPRINTABLE = "<exception str() failed>"
+"""What Python's own traceback prints for an exception whose ``__str__`` fails."""
+
+
+def error_text(error: BaseException, default: str = "") -> str:
+    """``str(error)``, or ``default`` when the exception's ``__str__`` fails (or returns
+    something else than text): the user's exception goes through gradprobe unchanged even
+    when it cannot be printed, so gradprobe never calls ``str()`` on one unguarded."""
+    try:
+        return str(error)
+    except Exception:  # noqa: BLE001  (whatever the user's __str__ raises)
+        return default
+
+
 def describe(value: object) -> str:
     """A short description of ``value`` for error messages: its type and, if small, its repr."""
     kind = type(value).__name__

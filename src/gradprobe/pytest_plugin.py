@@ -30,6 +30,7 @@ import torch
 
 from gradprobe import _testing_recorder, testing
 from gradprobe._trace import trace as _trace
+from gradprobe._tracebacks import user_traceback
 from gradprobe.errors import GradprobeError, GradprobeTypeError, RenderError, describe
 from gradprobe.findings import Finding
 from gradprobe.graph import Graph
@@ -78,6 +79,8 @@ class TestRecording:
         if self._ended:
             return
         self._ended = True
+        if error is not None:  # pytest shows the frames it would show without the recording
+            user_traceback(error)
         if isinstance(error, testing.GradprobeAssertionError):
             self._asserted = error.findings
             self._assertion_failed = True

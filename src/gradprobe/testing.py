@@ -48,6 +48,7 @@ from gradprobe.errors import (
     GradprobeTypeError,
     GradprobeValueError,
     describe,
+    error_text,
 )
 from gradprobe.findings import Finding
 from gradprobe.leaves import leaf_report
@@ -560,7 +561,7 @@ def assert_gradcheck(
     try:
         torch.autograd.gradcheck(_tensor_outputs(fn), args, raise_exception=True, **options)  # type: ignore[arg-type]
     except GradcheckError as error:
-        original = str(error).strip()
+        original = error_text(error).strip()
     else:
         return
     culprits = find_culprits(fn, args, options)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gradprobe.checks._catalogue import CATALOGUE, FAMILIES
-from gradprobe.checks._errortext import explain_error
+from gradprobe.checks._errortext import explain_text
 from gradprobe.diagnose import diagnose_script
 from gradprobe.findings import CODES
 
@@ -123,10 +123,10 @@ def test_diagnose_names_the_marked_lines(key: str, in_main: bool, tmp_path: Path
     [e.key for e in CATALOGUE if e.code in {f"GP{n}" for n in range(149, 165)}],
 )
 def test_the_text_alone_is_explained(key: str) -> None:
-    """explain_error knows every new message from its text alone (what ``explain()``
-    re-raises with, and what is left when the recording cannot name a line)."""
+    """explain_text knows every new message from its text alone (what ``explain()``
+    re-raises torch's errors with, and what is left when the recording cannot name a
+    line); whether an error is torch's is decided by explain_error, from its frames."""
     entry = ENTRIES[key]
-    error: Exception = RuntimeError(entry.message)
-    finding = explain_error(error)
+    finding = explain_text(entry.message, RuntimeError)
     assert finding is not None and finding.code == entry.code
     assert finding.message and entry.message not in finding.message

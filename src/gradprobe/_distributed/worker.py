@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gradprobe import _ranklog
+from gradprobe.errors import error_text
 
 __all__ = ["install", "leave_findings", "run_recorded"]
 
@@ -81,5 +82,5 @@ def leave_findings(findings: Sequence[Any], error: BaseException | None) -> None
         "findings",
         rank=_env_rank(),
         findings=[finding.to_dict() for finding in findings],
-        error=None if error is None else f"{type(error).__name__}: {error}",
+        error=None if error is None else f"{type(error).__name__}: {error_text(error)}",
     )

@@ -43,7 +43,7 @@ from gradprobe._recorder.events import StepEvent as StepEvent
 from gradprobe._recorder.events import Write as Write
 from gradprobe._recorder.frames import _PASSING_ON as _PASSING_ON
 from gradprobe._recorder.frames import _user_line as _user_line
-from gradprobe._recorder.frames import frameless, passes_calls_on
+from gradprobe._recorder.frames import call_from, frameless, passes_calls_on
 from gradprobe._recorder.lines import _decorator_line as _decorator_line
 from gradprobe._recorder.lines import _def_line as _def_line
 from gradprobe._recorder.lines import _just_after as _just_after
@@ -62,4 +62,12 @@ from gradprobe._recorder.tensors import _leaves_below as _leaves_below
 from gradprobe._recorder.tensors import _storage as _storage
 from gradprobe._recorder.tensors import _tensors as _tensors
 
-__all__ = ["Events", "NodeKey", "RecorderMode", "SourceLine", "frameless", "passes_calls_on"]
+__all__ = [
+    "Events",
+    "NodeKey",
+    "RecorderMode",
+    "SourceLine",
+    "call_from",
+    "frameless",
+    "passes_calls_on",
+]

@@ -28,7 +28,13 @@ from gradprobe._recorder.events import (
     SourceLine,
     StepEvent,
 )
-from gradprobe._recorder.frames import _from_torch_driver, _user_line, frameless
+from gradprobe._recorder.frames import (
+    _from_torch_driver,
+    _user_line,
+    call_from,
+    frameless,
+    plain_caller,
+)
 from gradprobe._recorder.tensors import (
     _checkable,
     _describe,
@@ -56,6 +62,7 @@ class _BackwardNotes:
     turned_on: _TensorMap[tuple[int, SourceLine | None]]
     in_optimizer: int
     stale: StaleGrads
+    relays: dict[tuple[Any, int], Any]
     backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None
     # RecorderMode's
     _cut: Callable[[Any, str, SourceLine | None], int]
@@ -103,7 +110,7 @@ class _BackwardNotes:
             with contextlib.suppress(Exception):
                 self.stale.before_backward()
         try:
-            result = func(*args, **kwargs)
+            result = call_from(plain_caller(sys._getframe(2)), self.relays, func, args, kwargs)
         except BaseException as error:
             event.error = error
             try:

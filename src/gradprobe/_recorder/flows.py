@@ -31,7 +31,7 @@ from gradprobe._recorder.events import (
     SourceLine,
     WeightedLogProb,
 )
-from gradprobe._recorder.frames import _user_line
+from gradprobe._recorder.frames import _user_line, call_from, plain_caller
 from gradprobe._recorder.lines import _defaults_training
 from gradprobe._recorder.ops import (
     _JOIN,
@@ -67,6 +67,7 @@ class _FlowNotes:
     cut_leaves: _TensorMap[int]
     log_probs: _TensorMap[bool]
     samples: _TensorMap[bool]
+    relays: dict[tuple[Any, int], Any]
     inference_lines: list[SourceLine | None]
     inference_budget: int
     inference_made: _TensorMap[InferenceOrigin]
@@ -105,7 +106,7 @@ class _FlowNotes:
         tensor = args[0] if args else None
         was = isinstance(tensor, torch.Tensor) and tensor.requires_grad
         try:
-            result = func(*args, **kwargs)
+            result = call_from(plain_caller(sys._getframe(2)), self.relays, func, args, kwargs)
         except RuntimeError:
             node = _grad_fn(tensor) if isinstance(tensor, torch.Tensor) else None
             if node is not None:  # not a leaf: where did it become the result of an op?

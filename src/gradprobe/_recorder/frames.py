@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import types
 import warnings
 import weakref
 from pathlib import Path
@@ -23,8 +24,9 @@ import torch
 
 from gradprobe._recorder.events import SourceLine
 from gradprobe._source import is_gradprobe_file, is_user_file
+from gradprobe.errors import UNPRINTABLE, error_text
 
-__all__ = ["frameless", "passes_calls_on"]
+__all__ = ["call_from", "frameless", "is_relay", "passes_calls_on", "plain_caller"]
 
 # Files whose frames only pass a torch call on to the mode: the caller is above them. All
 # of the recorder's own files are: a recording inside another one calls torch from them
@@ -54,6 +56,90 @@ def _is_ours(code: CodeType) -> bool:
     if verdict is None:
         verdict = _ours[code] = is_gradprobe_file(code.co_filename)
     return verdict
+
+
+_OVERRIDES = os.path.join(os.path.dirname(torch.__file__), "overrides.py")  # noqa: PTH118, PTH120
+
+
+def plain_caller(frame: FrameType | None) -> FrameType | None:
+    """The frame that calls the torch function in plain torch, starting from the mode's
+    caller: above the frames that pass the call on, ``handle_torch_function`` and the
+    entry of the torch function that dispatched to the mode (NOTE [interposed frames] in
+    :mod:`gradprobe._tracebacks`)."""
+    dispatched = False
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename in _PASSING_ON:
+            frame = frame.f_back
+        elif filename == _OVERRIDES:
+            dispatched = True
+            frame = frame.f_back
+        else:
+            break
+    if dispatched and frame is not None:
+        frame = frame.f_back
+    return frame
+
+
+# NOTE [calls made from the caller's line]
+# A warning torch raises names a frame: the Python frame running when C++ code warns
+# (stacklevel 1), or the caller of a torch function written in Python (stacklevel 2). Under
+# the mode that frame is the recorder's. A call made through `call_from(caller)` runs in a
+# one-line function compiled with the caller's file, line and name and its module's
+# globals, so the warning names the caller's line and is filtered and registered (Python's
+# once-per-line) in the caller's module, as in plain torch. Its frame is one of
+# gradprobe's: `gradprobe._tracebacks` takes it out of tracebacks (`is_relay`).
+_RELAY = compile("lambda func, args, kwargs: func(*args, **kwargs)", "<relay>", "eval")
+_RELAY_CODE: CodeType = next(c for c in _RELAY.co_consts if isinstance(c, CodeType))
+_relay_codes: dict[tuple[str, int, str], CodeType] = {}
+_RELAY_IDS: set[int] = set()  # id() of every relay code object (they are never freed)
+_MAX_RELAYS = 4096  # distinct caller lines; past that, calls go direct
+
+
+def _relay_code(filename: str, lineno: int, name: str) -> CodeType | None:
+    key = (filename, lineno, name)
+    code = _relay_codes.get(key)
+    if code is None:
+        if len(_relay_codes) >= _MAX_RELAYS:
+            return None
+        changes: dict[str, Any] = {
+            "co_filename": filename,
+            "co_firstlineno": lineno,
+            "co_name": name,
+        }
+        if sys.version_info >= (3, 11):
+            changes["co_qualname"] = name
+        code = _relay_codes[key] = _RELAY_CODE.replace(**changes)
+        _RELAY_IDS.add(id(code))
+    return code
+
+
+def is_relay(code: CodeType) -> bool:
+    """Whether ``code`` is a relay of NOTE [calls made from the caller's line]."""
+    return id(code) in _RELAY_IDS
+
+
+def call_from(
+    caller: FrameType | None,
+    relays: dict[tuple[CodeType, int], Any],
+    func: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """``func(*args, **kwargs)``, made from ``caller``'s line (NOTE [calls made from the
+    caller's line]); ``relays`` caches the functions (the caller's globals stay alive as
+    long as it does)."""
+    if caller is None:
+        return func(*args, **kwargs)
+    code = caller.f_code
+    key = (code, caller.f_lineno)
+    relay = relays.get(key)
+    if relay is None:
+        made = _relay_code(code.co_filename, key[1], code.co_name)
+        if made is None:
+            return func(*args, **kwargs)
+        relay = relays[key] = types.FunctionType(made, caller.f_globals)
+    return relay(func, args, kwargs)
 
 
 def _user_line(frame: FrameType | None) -> SourceLine | None:
@@ -166,19 +252,25 @@ def frameless(error: BaseException) -> BaseException:
     """A copy of ``error`` (same type, args, message and attributes) without its traceback,
     cause or context, whose frames would keep the locals of every frame it passed through
     (a model, its data) alive as long as the copy is kept. ``error`` itself is not touched:
-    it is the user's, still propagating."""
+    it is the user's, still propagating. No code of the user's class runs (an ``__init__``
+    with required arguments or side effects): a class of theirs is made by its builtin
+    base, its attributes copied over."""
     kind = type(error)
     copy: BaseException | None = None
-    with contextlib.suppress(Exception):
-        copy = kind(*error.args)
-        if type(copy) is not kind:
-            copy = None
-    if copy is None:  # an __init__ that does not take its own args back
+    if not _user_made(kind):
+        with contextlib.suppress(Exception):
+            copy = kind(*error.args)
+            if type(copy) is not kind:
+                copy = None
+    if copy is None:
+        base: Any = next(k for k in kind.__mro__ if k.__module__ == "builtins")
         try:
-            copy = kind.__new__(kind)
+            copy = base.__new__(kind, *error.args)
             copy.args = error.args
         except Exception:  # noqa: BLE001  (never raise over the user's error)
-            return RuntimeError(f"{kind.__name__}: {error}")
+            return RuntimeError(f"{kind.__name__}: {error_text(error, UNPRINTABLE)}")
+        with contextlib.suppress(Exception):
+            base.__init__(copy, *error.args)
     with contextlib.suppress(Exception):
         copy.__dict__.update(
             (key, value)
@@ -187,3 +279,14 @@ def frameless(error: BaseException) -> BaseException:
         )
     copy.__traceback__ = None
     return copy
+
+
+def _user_made(kind: type[BaseException]) -> bool:
+    """Whether making a ``kind`` runs Python code (an ``__init__`` or ``__new__`` of a
+    class above the builtin exception it derives from)."""
+    for cls in kind.__mro__:
+        if cls.__module__ == "builtins":
+            return False
+        if "__init__" in vars(cls) or "__new__" in vars(cls):
+            return True
+    return False

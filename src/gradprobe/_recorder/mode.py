@@ -77,7 +77,9 @@ from gradprobe._recorder.frames import (
     _running_module,
     _user_line,
     _warn_from_user,
+    call_from,
     passes_calls_on,
+    plain_caller,
 )
 from gradprobe._recorder.graph import _GraphNotes
 from gradprobe._recorder.lines import _just_after, _result_discarded
@@ -107,6 +109,7 @@ from gradprobe._recorder.tensors import (
 )
 from gradprobe._source import is_user_file
 from gradprobe._threads import backward_ended, backward_started
+from gradprobe.errors import error_text
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -210,6 +213,9 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         # storages of running statistics an evaluation-mode batch norm saved for backward
         self.eval_saved_stats: set[int] = set()
         self.retie_searches = 0  # parameters replaced on a module, searched for a tie
+        # (caller's code, line) -> the function that calls torch from that line (NOTE
+        # [calls made from the caller's line] in gradprobe._recorder.frames)
+        self.relays: dict[tuple[Any, int], Any] = {}
 
     # -- the hot path ------------------------------------------------------------------------
 
@@ -285,10 +291,10 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         if kind == _GRAD_READ or func in _WARNS_AT_CALLER:
             result = _warn_from_user(func, args, kwargs)
         else:
-            try:
-                result = func(*args, **kwargs)
+            try:  # made from the caller's line, so its warnings name it
+                result = call_from(plain_caller(caller), self.relays, func, args, kwargs)
             except RuntimeError as error:  # free unless raised
-                if _INFERENCE_SAVED in str(error):
+                if _INFERENCE_SAVED in error_text(error):
                     self._inference_use(args, kwargs)
                 raise
 

@@ -18,6 +18,7 @@ from gradprobe._recorder.frames import _user_line
 from gradprobe._recorder.lines import _inplace_line
 from gradprobe._recorder.tensors import _version
 from gradprobe._source import is_user_file
+from gradprobe.errors import error_text
 
 if TYPE_CHECKING:
     from gradprobe._recorder.mode import RecorderMode
@@ -71,7 +72,7 @@ def _writes_watched(hook: Any, name: str, events: Events) -> Any:
         try:
             result = hook(grad)
         except RuntimeError as error:
-            if _OVERLAP in str(error):
+            if _OVERLAP in error_text(error):
                 _note_hook_write(events, name, hook, error.__traceback__)
             raise
         if version is not None and _version(grad) != version:

@@ -34,6 +34,7 @@ from torch import Tensor, nn
 from gradprobe import _deepfree, _inputs
 from gradprobe._nosync import HostSyncError, hook_body
 from gradprobe._source import is_user_file
+from gradprobe._tracebacks import user_traceback
 from gradprobe._watch import _histograms, _options, _stats
 from gradprobe._watch._options import ModuleSelector, StepOn, find_tensors
 from gradprobe._watch._params import WatchedParameters
@@ -46,6 +47,7 @@ from gradprobe.errors import (
     GradprobeWarning,
     WatchSessionClosed,
     describe,
+    error_text,
 )
 from gradprobe.findings import Finding
 
@@ -331,6 +333,8 @@ class WatchSession:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if exc is not None:  # it goes on with the frames it would have without the hooks
+            user_traceback(exc)
         self.close()
 
     # -- steps -----------------------------------------------------------------------------
@@ -607,7 +611,7 @@ class WatchSession:
             self._end_step()
 
     def _failed(self, what: str, error: Exception) -> None:
-        self._notes.append(f"{what} skipped: {type(error).__name__}: {error}")
+        self._notes.append(f"{what} skipped: {type(error).__name__}: {error_text(error)}")
         if not self._warned:
             self._warned = True
             warnings.warn(

@@ -29,6 +29,7 @@ import torch
 from gradprobe._recorder import NodeKey, SourceLine
 from gradprobe._recorder.events import NodeRecord
 from gradprobe._source import is_user_file
+from gradprobe._tracebacks import raised_in_torch
 from gradprobe.hooks._names import frame_variables
 
 __all__ = [
@@ -99,12 +100,13 @@ def traceback_frame(tb: TracebackType | None, line: SourceLine) -> FrameType | N
 
 
 def raised_by_torch(error: BaseException) -> bool:
-    """Whether torch raised ``error`` (by origin and type, not by its text): an exception
-    type of Python's or torch's, not raised by a ``raise`` of the user's own code."""
+    """Whether torch raised ``error`` (by origin and type, never by its text): a type of
+    Python's or torch's, raised inside torch or by C code a frame called, not by a
+    ``raise`` of the user's own (:func:`gradprobe._tracebacks.raised_in_torch`)."""
     module = type(error).__module__
     if module != "builtins" and module.split(".")[0] != "torch":
         return False
-    return not blame(error.__traceback__).own_raise
+    return raised_in_torch(error)
 
 
 def _own(line: SourceLine) -> bool:

@@ -2,6 +2,12 @@
 points at. :func:`explain_error` is the one reader; ``gradprobe.explain()`` re-raises
 errors with its findings and the ``gradprobe.errors.error_text`` check uses it for errors
 nothing else explained.
+
+Only torch's own errors are read: the text is what torch's words mean, and a user's
+exception that happens to say the same words (a copied message, a ``RuntimeError``
+subclass of their own) is theirs, not torch's. Torch's error is known by where it came
+from (:func:`gradprobe._tracebacks.raised_in_torch`) and its type (the builtin torch
+raises, or a class of torch's own), never by its words alone.
 """
 
 from __future__ import annotations
@@ -25,14 +31,15 @@ from gradprobe._compat import (
     NONSCALAR_ERROR,
 )
 from gradprobe._source import shown_file
-from gradprobe.checks._blame import blame, raised_by_torch
+from gradprobe._tracebacks import raised_in_torch
+from gradprobe.checks._blame import blame
 from gradprobe.checks._catalogue import worded_entry
 from gradprobe.checks._common import _locations
 from gradprobe.checks._errortable import EXCEPTION_TYPES, explain_plain
 from gradprobe.checks._versions import parse_version_error
 from gradprobe.findings import AutogradError, Finding, Location, make_finding
 
-__all__ = ["explain_error"]
+__all__ = ["explain_error", "explain_text"]
 
 
 _VIEW_INPLACE = (
@@ -88,7 +95,9 @@ _WRITERS = {
 
 
 def explain_error(exc: BaseException) -> Finding | None:
-    """The finding behind an autograd error, from its text alone; None if not recognized.
+    """The finding behind torch's autograd error, read from its text; None if the text is
+    not recognized or the error is not torch's own (see the module docstring: an error
+    never raised, without a traceback, is not known to be torch's).
 
     Recognized: in-place modification of a saved tensor (GP101), in-place on a leaf
     (GP102), backward through a freed graph (GP103), backward on a tensor without grad_fn
@@ -96,25 +105,47 @@ def explain_error(exc: BaseException) -> Finding | None:
     catalogue (GP149-GP164, :mod:`gradprobe.checks._errortable`). The ``error`` location is
     the innermost frame of the traceback outside torch and gradprobe.
     """
-    if not isinstance(exc, EXCEPTION_TYPES) or isinstance(exc, AutogradError):
+    if not _torch_type(type(exc)) or not raised_in_torch(exc):
         return None
-    text = str(exc)
-    finding = _from_text(text) if isinstance(exc, RuntimeError) else None
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001  (a __str__ that fails: nothing to read)
+        return None
+    finding = explain_text(text, type(exc))
     if finding is None:
-        plain = explain_plain(text)
-        if plain is not None:
-            finding = make_finding(plain[0], message=plain[1])
-        else:
-            return _worded(exc, text)
+        return _worded(exc, text)
     location = _error_location(exc)
     if location is not None:
         finding = replace(finding, locations=(*finding.locations, location))
     return finding
 
 
+def _torch_type(kind: type[BaseException]) -> bool:
+    """A type torch raises: the builtin itself, or a subclass torch defines
+    (``torch.OutOfMemoryError``); not a subclass of the user's or gradprobe's."""
+    if kind in EXCEPTION_TYPES:
+        return True
+    module = getattr(kind, "__module__", None) or ""
+    return issubclass(kind, EXCEPTION_TYPES) and module.partition(".")[0] == "torch"
+
+
+def explain_text(text: str, kind: type[BaseException] = RuntimeError) -> Finding | None:
+    """What torch's error text means, for an error of type ``kind`` already known to be
+    torch's (:func:`explain_error` decides that); None if not recognized."""
+    if not issubclass(kind, EXCEPTION_TYPES) or issubclass(kind, AutogradError):
+        return None
+    finding = _from_text(text) if issubclass(kind, RuntimeError) else None
+    if finding is None:
+        plain = explain_plain(text)
+        if plain is None:
+            return None
+        finding = make_finding(plain[0], message=plain[1])
+    return finding
+
+
 def _worded(exc: BaseException, text: str) -> Finding | None:
     """A torch error the catalogue explains in words (GP168), its cause from the traceback."""
-    entry = worded_entry(text) if raised_by_torch(exc) else None
+    entry = worded_entry(text)
     if entry is None:
         return None
     found = blame(exc.__traceback__)

@@ -16,6 +16,7 @@ import torch
 
 from gradprobe._compat import FREED_ERROR, VERSION_ERROR
 from gradprobe._trace import live_nodes
+from gradprobe.errors import error_text
 from gradprobe.findings import Finding, make_finding
 from gradprobe.graph import Graph, SavedTensor
 
@@ -164,7 +165,7 @@ def _probe(fn: Any, saved: SavedTensor, found: list[VersionError]) -> VersionErr
                 # A saved *output* cannot be unpacked without its node ("...detached
                 # in-place..."); ctx.saved_tensors unpacks every slot with the node, but
                 # raises for the first stale one only, which may be an earlier slot.
-                if "detached in-place" not in str(error):
+                if "detached in-place" not in error_text(error):
                     raise
                 fn.saved_tensors  # noqa: B018
         else:
@@ -172,7 +173,7 @@ def _probe(fn: Any, saved: SavedTensor, found: list[VersionError]) -> VersionErr
             # output (sigmoid's `result`) fails with an unrelated error instead.
             getattr(fn, "_saved_" + saved.slot.partition("[")[0])
     except RuntimeError as error:
-        text = str(error)
+        text = error_text(error)
         parsed = parse_version_error(text)
         if parsed is not None:
             if parsed.shape != saved.shape or (

@@ -16,6 +16,7 @@ from gradprobe._recorder import CustomFunction, Events, SourceLine
 from gradprobe._source import location_of, traceback_location
 from gradprobe.checks._api import Check, Run, register
 from gradprobe.checks._common import _locations, _where
+from gradprobe.errors import error_text
 from gradprobe.findings import Finding, Location, make_finding
 
 __all__ = ["BackwardErrors", "BlindBackward", "CtxWrites", "NoneGradients"]
@@ -67,7 +68,7 @@ class BackwardErrors(Check):
         functions = run.events.custom_functions
         if not isinstance(error, RuntimeError) or not functions:
             return ()
-        text = str(error)
+        text = error_text(error)
         match = CUSTOM_RETURN_ERROR.search(text)
         if match is not None:
             function = functions.get(match["name"])
@@ -113,7 +114,7 @@ def _bad_return(function: CustomFunction, match: re.Match[str], error: BaseExcep
         details = {"function": name, "index": index}
     return make_finding(
         "GP138",
-        message=f"{what} (torch: {str(error).splitlines()[0]}).",
+        message=f"{what} (torch: {error_text(error).splitlines()[0]}).",
         node=f"{name}Backward",
         locations=_locations((line, "cause"), (function.applied, "created"))
         + [loc for loc in (traceback_location(error.__traceback__),) if loc is not None],

@@ -37,6 +37,7 @@ from gradprobe.checks._common import (
     location,
 )
 from gradprobe.checks.raised import grad_without_graph
+from gradprobe.errors import error_text
 from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = [
@@ -385,7 +386,7 @@ def _cut_causes(cuts: Sequence[Any]) -> list[tuple[SourceLine | None, LocationRo
 
 def scalar_backward(events: Events, error: BaseException) -> list[Finding]:
     """``loss.item().backward()``: the loss became a Python number at an ``.item()``."""
-    if not isinstance(error, AttributeError) or "attribute 'backward'" not in str(error):
+    if not isinstance(error, AttributeError) or "attribute 'backward'" not in error_text(error):
         return []
     # values that left torch: .item() / float() of a tensor that required grad, or a
     # detached tensor's .numpy() (a numpy float has no backward either)
@@ -826,7 +827,7 @@ _EXPLAINED = frozenset({"GP106", "GP107", "GP136"})
 def none_grad_used(
     events: Events, error: BaseException, findings: Sequence[Finding]
 ) -> list[Finding]:
-    if not isinstance(error, (AttributeError, TypeError)) or "NoneType" not in str(error):
+    if not isinstance(error, (AttributeError, TypeError)) or "NoneType" not in error_text(error):
         return []
     failed = traceback_location(error.__traceback__)
     if failed is None:

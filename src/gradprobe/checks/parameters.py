@@ -25,6 +25,7 @@ from gradprobe.checks._common import (
     container_attribute,
     location,
 )
+from gradprobe.errors import error_text
 from gradprobe.findings import Finding, make_finding
 from gradprobe.graph import GraphSlice
 
@@ -42,7 +43,7 @@ class UnregisteredModules(Check):
         error = run.error
         if not isinstance(error, RuntimeError):
             return ()
-        text = str(error)
+        text = error_text(error)
         if DEVICE_MISMATCH not in text and not DTYPE_MISMATCH.search(text):
             return ()
         for module in run.modules:

@@ -39,6 +39,7 @@ from gradprobe.checks._api import BackwardCall, Check, Run, register
 from gradprobe.checks._blame import made_line
 from gradprobe.checks._common import _locations, _where
 from gradprobe.checks._errortable import explain_plain
+from gradprobe.errors import error_text
 from gradprobe.findings import Finding, make_finding
 
 _MAX_CHECKPOINTS = 64
@@ -91,7 +92,7 @@ class BackwardArguments(Check):
         _CHECKPOINTS.release()
 
     def on_backward_error(self, call: BackwardCall) -> Iterable[Finding]:
-        text = "" if call.error is None else str(call.error)
+        text = "" if call.error is None else error_text(call.error)
         events, event = call.run.events, call.event
         plain = explain_plain(text)
         if plain is None:
@@ -175,7 +176,7 @@ class WriteBeforeUse(Check):
     def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
         if not isinstance(run.error, RuntimeError):
             return ()
-        text = str(run.error)
+        text = error_text(run.error)
         view = VIEW_INPLACE_ERROR.search(text)
         leaf = LEAF_INPLACE_ERROR.search(text)
         if view is not None and view["base"]:
@@ -235,7 +236,7 @@ class DistributedErrors(Check):
     def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
         if not isinstance(run.error, RuntimeError):
             return ()
-        text = str(run.error)
+        text = error_text(run.error)
         if DDP_UNFINISHED_REDUCTION_ERROR in text:
             code = "GP163"
         elif DDP_READY_TWICE_ERROR in text:
@@ -395,7 +396,7 @@ class SavedNonTensor(Check):
     def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
         if not isinstance(run.error, TypeError):
             return ()
-        text = str(run.error)
+        text = error_text(run.error)
         if SAVE_NON_TENSOR_ERROR.search(text) is None:
             return ()
         error = traceback_location(run.error.__traceback__)

@@ -42,6 +42,7 @@ from gradprobe.checks._blame import (
 from gradprobe.checks._catalogue import CATALOGUE, Entry, worded_entry
 from gradprobe.checks._common import _locations
 from gradprobe.checks._errortext import explain_error
+from gradprobe.errors import error_text
 from gradprobe.findings import Finding, Location, make_finding
 
 __all__ = ["UnexplainedError"]
@@ -220,8 +221,4 @@ def _shown(line: SourceLine) -> str:
 
 
 def _text(error: BaseException) -> str:
-    """``str(error)``, or a plain description when the exception's ``__str__`` raises."""
-    try:
-        return str(error)
-    except Exception:  # noqa: BLE001  (a user's __str__ may raise anything)
-        return f"<{type(error).__qualname__} whose str() raised>"
+    return error_text(error, f"<{type(error).__qualname__} whose str() raised>")

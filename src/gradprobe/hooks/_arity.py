@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from gradprobe._compat import HOOK_ARITY_ERROR
+from gradprobe.errors import error_text
 from gradprobe.findings import Finding, Location, make_finding
 from gradprobe.hooks._names import WRAPPED_ATTR
 
@@ -41,7 +42,7 @@ def wrong_arity(
     """GP308 for a failed backward whose error is torch's hook-arity message.
     ``where(function)`` gives a function's return line, ``locate`` turns it into a
     Location."""
-    match = _ARITY.search(str(error))
+    match = _ARITY.search(error_text(error))
     if match is None:
         return []
     pre, slot, got, expected = match[1] is not None, match[2], int(match[3]), int(match[4])

@@ -26,7 +26,7 @@ import torch
 import torch.nn.modules.module as torch_module
 
 from gradprobe._compat import INPLACE_VIEW_ERROR, LEAF_INPLACE_TEXT
-from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
+from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe, error_text
 from gradprobe.findings import Finding, make_finding
 from gradprobe.hooks._names import internal
 
@@ -360,9 +360,9 @@ def _run(
         try:
             output = clone(*args)
         except RuntimeError as error:
-            if not non_leaf and LEAF_INPLACE_TEXT in str(error):
+            if not non_leaf and LEAF_INPLACE_TEXT in error_text(error):
                 return _run(module, inputs, grads, full=full, non_leaf=True)
-            result["error"] = str(error)
+            result["error"] = error_text(error)
             result["warnings"] = [str(w.message) for w in caught]
             return result
         result["non_leaf"] = non_leaf

@@ -46,6 +46,7 @@ from gradprobe._nosync import hook_body
 from gradprobe._patch import HookSwaps, Patches, SharedPatches
 from gradprobe._source import is_user_file, traceback_location, user_frame
 from gradprobe._threads import ThreadBound
+from gradprobe.errors import error_text
 from gradprobe.findings import Finding, Location, LocationRole, make_finding
 from gradprobe.hooks._copes import copes_with_none
 from gradprobe.hooks._inventory import HookKind
@@ -160,7 +161,7 @@ class HookProbe:
         found.extend(self._legacy_findings())
         found.extend(self._none_findings(error))
         found.extend(self._direct_call_findings())
-        if error is not None and INPLACE_VIEW_ERROR in str(error):
+        if error is not None and INPLACE_VIEW_ERROR in error_text(error):
             found.extend(self._inplace_findings(error))
         found.extend(self._dict_findings())
         found.extend(self._repeated_findings())
@@ -326,7 +327,7 @@ class HookProbe:
             except BaseException as error:
                 if active and not legacy and registration.index in probe._saw_none:
                     where = traceback_location(error.__traceback__, "cause")
-                    probe._hook_errors[id(error)] = (registration.index, str(error), where)
+                    probe._hook_errors[id(error)] = (registration.index, error_text(error), where)
                 raise
 
         recording.__name__ = getattr(hook, "__name__", "hook")
@@ -439,7 +440,7 @@ class HookProbe:
         failed: tuple[int, str, Location | None] | None = None
         if error is not None:
             failed = self._hook_errors.get(id(error))
-            if failed is not None and failed[1] != str(error):
+            if failed is not None and failed[1] != error_text(error):
                 failed = None
         for index, key in self._saw_none.items():
             hook_failed = failed is not None and failed[0] == index

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.autograd.graph import GradientEdge
 
-from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe
+from gradprobe.errors import GradprobeTypeError, GradprobeValueError, describe, error_text
 
 __all__ = [
     "Target",
@@ -322,7 +322,7 @@ def grad_of(
     try:
         grads: tuple[Tensor | None, ...] = torch.autograd.grad(score, inputs, allow_unused=True)
     except RuntimeError as error:
-        text = str(error)
+        text = error_text(error)
         if "checkpoint" in text.lower() and ".grad()" in text:
             msg = (
                 f"{caller}(): the model uses reentrant activation checkpointing, which "
