@@ -166,3 +166,22 @@ def test_an_exception_whose_str_raises_still_gets_a_finding(
     )
     [finding] = [f for f in findings if f.code == "GP168"]
     assert "Odd" in finding.message
+
+
+def test_gradprobes_own_errors_are_not_explained_again(tmp_path: Path) -> None:
+    """A GradprobeError says what was wrong itself (bad input, a failed gradprobe
+    assertion with its findings): no GP168 repeats it."""
+    script = tmp_path / "script.py"
+    script.write_text("import gradprobe\ngradprobe.trace('not a tensor')\n")
+    result = diagnose_script(script)
+    assert result.exit_code == 1
+    assert [f.code for f in result.findings] == []
+
+
+def test_an_error_reporting_another_process_failure_is_left_to_that_process() -> None:
+    import torch
+
+    from gradprobe.checks.unexplained import _reported_elsewhere
+
+    assert _reported_elsewhere(torch.distributed.DistBackendError("Connection closed by peer"))
+    assert not _reported_elsewhere(RuntimeError("Connection closed by peer"))

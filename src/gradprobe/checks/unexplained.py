@@ -18,6 +18,7 @@ finding says plainly that the thread ran unrecorded.
 
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -42,7 +43,7 @@ from gradprobe.checks._blame import (
 from gradprobe.checks._catalogue import CATALOGUE, Entry, worded_entry
 from gradprobe.checks._common import _locations
 from gradprobe.checks._errortext import explain_error
-from gradprobe.errors import error_text
+from gradprobe.errors import GradprobeError, error_text
 from gradprobe.findings import Finding, Location, make_finding
 
 __all__ = ["UnexplainedError"]
@@ -57,6 +58,14 @@ _WANTED: dict[str, Callable[[torch.Tensor], bool]] = {
     "plain": lambda tensor: not tensor.requires_grad,
     "argument": lambda tensor: True,
 }
+_OTHER_PROCESS: tuple[type[BaseException], ...] = tuple(
+    kind
+    for kind in (
+        getattr(torch.distributed, "DistError", None),
+        getattr(importlib.import_module("torch.multiprocessing.spawn"), "ProcessException", None),
+    )
+    if isinstance(kind, type)
+)
 _EXPLAINING = frozenset(entry.code for entry in CATALOGUE)
 _HOW = {
     "made": "where the tensor the call was given was made",
@@ -115,9 +124,16 @@ class UnexplainedError(Check):
 
     def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
         error = run.error
-        if not isinstance(error, Exception) or any(_about_error(f) for f in found):
+        if (
+            not isinstance(error, Exception)
+            or _reported_elsewhere(error)
+            or any(_about_error(f) for f in found)
+        ):
             return ()
-        return (_finding(run, error),)
+        finding = _finding(run, error)
+        if finding.cause is None and _in_process_group():
+            return ()  # a collective that failed with no line of its own: a peer died
+        return (finding,)
 
 
 def _thread_finding(run: Run, thread: str, error: Exception) -> Finding:
@@ -129,6 +145,21 @@ def _thread_finding(run: Run, thread: str, error: Exception) -> Finding:
         "the recording is; this comes from the error's text and traceback alone): "
     )
     return replace(finding, message=unrecorded + finding.message)
+
+
+def _reported_elsewhere(error: Exception) -> bool:
+    """Errors whose explanation is elsewhere: gradprobe's own (an assertion of
+    gradprobe.testing carries its findings) and those that report another process's failure
+    (a rank that died, a spawned worker's exception: that process's recording has the cause)."""
+    if isinstance(error, GradprobeError):
+        return True
+    return isinstance(error, _OTHER_PROCESS)
+
+
+def _in_process_group() -> bool:
+    """A rank of a distributed run: its peers' reports carry their own errors."""
+    distributed = torch.distributed
+    return bool(distributed.is_available() and distributed.is_initialized())
 
 
 def _about_error(finding: Finding) -> bool:
