@@ -106,7 +106,17 @@ def raised_by_torch(error: BaseException) -> bool:
     module = type(error).__module__
     if module != "builtins" and module.split(".")[0] != "torch":
         return False
+    if isinstance(error, _PYTHONS) and blame(error.__traceback__).error is not None:
+        innermost = error.__traceback__
+        while innermost is not None and innermost.tb_next is not None:
+            innermost = innermost.tb_next
+        if innermost is not None and is_user_file(innermost.tb_frame.f_code.co_filename):
+            return False  # `None.data`, a missing key: Python refused the user's line
     return raised_in_torch(error)
+
+
+# what Python itself raises at a line of the user's (torch's C code raises these rarely)
+_PYTHONS = (AttributeError, NameError, KeyError)
 
 
 def _own(line: SourceLine) -> bool:

@@ -168,8 +168,10 @@ def optimizer_coverage(
                 # optimizers built after it never take: the optimizer's line is to change
                 found.append(_left_out(kind, line, max(later)[1], missed))
                 continue
-            if not in_trained and not orphaned:
-                continue  # not part of a model the optimizer trains: a separate computation
+            if not in_trained and not (orphaned and _inside_any(module, tops)):
+                # not part of a model the optimizer trains (a separate computation), nor
+                # a layer that replaced one of a model whose old parameters it holds
+                continue
             where = max(earlier)[1]
             message = (
                 f"The {kind} made at {_where(line)} gets gradients ({', '.join(missed)}) but "

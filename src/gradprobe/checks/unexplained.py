@@ -173,6 +173,10 @@ def _finding(run: Run, error: Exception) -> Finding:
     entry = worded_entry(text) if raised_by_torch(error) else None
     found = blame(error.__traceback__)
     cause, how = found.cause, found.how
+    if not found.in_backward and not raised_by_torch(error):
+        # Python itself refused (an attribute of None, a wrong type): the line shows where,
+        # not what to change
+        cause, how = None, ""
     frame = traceback_frame(error.__traceback__, found.error) if found.error else None
     if entry is not None and frame is not None and found.error is not None:
         made = _provenance(entry.blame, frame, found.error[1], run)
