@@ -161,12 +161,11 @@ def optimizer_coverage(
                 for top in tops
             )
             if not earlier:
-                later = [m for m in made if order is not None and m[0] > order]
-                if in_trained or not later or _inside_any(module, tops):
-                    continue  # part of a model trained in part: a choice, not this bug
-                # a model of its own (a loss with learnable centres) whose gradients the
-                # optimizers built after it never take: the optimizer's line is to change
-                found.append(_left_out(kind, line, max(later)[1], missed))
+                # built before the optimizer and left out: a choice (a fixed feature
+                # extractor left requires_grad=True), not this bug. A learnable loss
+                # module forgotten the same way (issue 25's corpus 506) looks alike from
+                # here: telling them apart needs the data flow (consumer or producer of the
+                # trained model's outputs), which is not recorded yet.
                 continue
             if not in_trained and not (orphaned and _inside_any(module, tops)):
                 # not part of a model the optimizer trains (a separate computation), nor
@@ -198,26 +197,6 @@ def optimizer_coverage(
 
 def _inside_any(module: torch.nn.Module, tops: Sequence[torch.nn.Module]) -> bool:
     return any(top is not module and any(m is module for m in top.modules()) for top in tops)
-
-
-def _left_out(
-    kind: str, line: SourceLine | None, where: SourceLine | None, missed: list[str]
-) -> Finding:
-    return make_finding(
-        "GP116",
-        message=(
-            f"The {kind} made at {_where(line)} gets gradients ({', '.join(missed)}) in the "
-            f"same backward as the model, but the optimizer built at {_where(where)} was "
-            "given only the model's parameters: these gradients are computed every step and "
-            "never applied (nor zeroed), so the module never learns. Give the optimizer its "
-            "parameters too (list(model.parameters()) + list(module.parameters()), or a "
-            "second parameter group)."
-        ),
-        module=kind,
-        parameter=missed[0],
-        locations=_locations((where, "cause"), (line, "created")),
-        details={"parameters": missed},
-    )
 
 
 def _orphans(

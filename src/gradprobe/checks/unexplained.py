@@ -8,7 +8,8 @@ traceback does not show it: the line that made the autograd node torch's message
 tensor the raising line passes to torch.
 
 Runs last (after :mod:`gradprobe.checks.errors`), and only when no finding so far points at
-the error.
+the error. The user's own ``raise`` or ``assert`` is left alone: their check fired, and
+``gradprobe diagnose`` says it found no autograd problem behind it.
 
 Threads the recorded code started are not recorded (NOTE [threads] in
 :mod:`gradprobe._threads`), but their errors are not lost: an exception that ends such a
@@ -130,6 +131,9 @@ class UnexplainedError(Check):
             or any(_about_error(f) for f in found)
         ):
             return ()
+        traced = blame(error.__traceback__)
+        if traced.own_raise and not traced.in_backward:
+            return ()  # the user's own raise or assert: diagnose says no autograd problem
         finding = _finding(run, error)
         if finding.cause is None and _in_process_group():
             return ()  # a collective that failed with no line of its own: a peer died
