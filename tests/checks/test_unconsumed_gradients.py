@@ -1,6 +1,6 @@
-"""Issue 25, invariant 2: every gradient a backward produces is consumed. GP116 names the
-optimizer built before a model's layers were all replaced; an optimizer holding every
-learning module, and a model trained in part on purpose, stay silent."""
+"""Issue 25, invariant 2: every gradient a backward produces is consumed. Correct code that
+brushes against it stays silent under GP116: an optimizer holding every learning module (in
+one group or several), and a model trained in part on purpose."""
 
 from __future__ import annotations
 
@@ -90,27 +90,3 @@ def test_training_part_of_one_model_on_purpose_is_silent(tmp_path: Path) -> None
         """,
     )
     assert found == []
-
-
-def test_layers_all_replaced_after_the_optimizer_name_the_optimizer(tmp_path: Path) -> None:
-    found, lines = _gp116(
-        tmp_path,
-        """
-        import torch
-        from torch import nn
-
-        model = nn.Sequential(nn.Linear(6, 4), nn.ReLU(), nn.Linear(4, 3))
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        model[0] = nn.Linear(6, 4)
-        model[2] = nn.Linear(4, 3)
-        x, y = torch.randn(16, 6), torch.randint(0, 3, (16,))
-        for step in range(3):
-            loss = nn.functional.cross_entropy(model(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        """,
-    )
-    assert found
-    optimizer = next(i for i, line in enumerate(lines, 1) if line.startswith("opt = "))
-    assert all(f.cause is not None and f.cause.line == optimizer for f in found)

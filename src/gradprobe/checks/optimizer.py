@@ -167,10 +167,8 @@ def optimizer_coverage(
                 # here: telling them apart needs the data flow (consumer or producer of the
                 # trained model's outputs), which is not recorded yet.
                 continue
-            if not in_trained and not (orphaned and _inside_any(module, tops)):
-                # not part of a model the optimizer trains (a separate computation), nor
-                # a layer that replaced one of a model whose old parameters it holds
-                continue
+            if not in_trained:
+                continue  # not part of a model the optimizer trains: a separate computation
             where = max(earlier)[1]
             message = (
                 f"The {kind} made at {_where(line)} gets gradients ({', '.join(missed)}) but "
@@ -193,10 +191,6 @@ def optimizer_coverage(
             )
         )
     return found
-
-
-def _inside_any(module: torch.nn.Module, tops: Sequence[torch.nn.Module]) -> bool:
-    return any(top is not module and any(m is module for m in top.modules()) for top in tops)
 
 
 def _orphans(
