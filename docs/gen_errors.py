@@ -25,8 +25,10 @@ def table() -> str:
             continue
         rows += [
             f"\n### {family}\n",
-            "| torch says | code | what it means, and the fix | gradprobe names as the cause "
-            "| other lines | trigger script |",
+            (
+                "| torch says | code | what it means, and the fix | gradprobe names as the "
+                "cause | other lines | trigger script |"
+            ),
             "|---|---|---|---|---|---|",
         ]
         for entry in entries:
@@ -45,9 +47,11 @@ def inventory() -> str:
     reasons = Counter(m.reason.split(":")[0] for m in MESSAGES if not m.entry)
     errors = sum(m.kind == "error" for m in MESSAGES)
     lines = [
-        f"torch 2.13's sources hold **{len(MESSAGES)}** messages about autograd and the "
-        f"training machinery around it ({errors} errors, {len(MESSAGES) - errors} warnings); "
-        f"**{len(covered)}** have a catalogue entry. The others, by reason:",
+        (
+            f"torch 2.13's sources hold **{len(MESSAGES)}** messages about autograd and the "
+            f"training machinery around it ({errors} errors, {len(MESSAGES) - errors} "
+            f"warnings); **{len(covered)}** have a catalogue entry. The others, by reason:"
+        ),
         "",
         "| reason | messages | meaning |",
         "|---|---|---|",
