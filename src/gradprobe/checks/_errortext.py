@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import linecache
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,13 +34,13 @@ from gradprobe._compat import (
 from gradprobe._source import shown_file
 from gradprobe._tracebacks import raised_in_torch
 from gradprobe.checks._blame import blame
-from gradprobe.checks._catalogue import worded_entry
+from gradprobe.checks._catalogue import Entry, worded_entry
 from gradprobe.checks._common import _locations
 from gradprobe.checks._errortable import EXCEPTION_TYPES, explain_plain
 from gradprobe.checks._versions import parse_version_error
 from gradprobe.findings import AutogradError, Finding, Location, make_finding
 
-__all__ = ["explain_error", "explain_text"]
+__all__ = ["explain_error", "explain_text", "worded_finding"]
 
 
 _VIEW_INPLACE = (
@@ -149,12 +150,21 @@ def _worded(exc: BaseException, text: str) -> Finding | None:
     if entry is None:
         return None
     found = blame(exc.__traceback__)
+    locations = _locations((found.cause, "cause"), (found.error, "error"))
+    return worded_finding(entry, text, locations, {})
+
+
+def worded_finding(
+    entry: Entry, text: str, locations: Sequence[Location], details: Mapping[str, object]
+) -> Finding:
+    """The GP168 finding of a worded catalogue entry: torch's first line, then what it means;
+    the entry's fix as the hint. The one place these words are put together."""
     return make_finding(
         "GP168",
-        message=f"torch: {text.splitlines()[0][:300]}\n{entry.meaning}",
+        message=f"torch: {text.splitlines()[0][:300] if text else ''}\n{entry.meaning}",
         hint=entry.fix,
-        details={"entry": entry.key},
-        locations=_locations((found.cause, "cause"), (found.error, "error")),
+        details={**details, "entry": entry.key},
+        locations=tuple(locations),
     )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from types import FrameType
 
@@ -41,11 +41,11 @@ from gradprobe.checks._blame import (
     returned_line,
     traceback_frame,
 )
-from gradprobe.checks._catalogue import CATALOGUE, Entry, worded_entry
+from gradprobe.checks._catalogue import CATALOGUE, worded_entry
 from gradprobe.checks._common import _locations
-from gradprobe.checks._errortext import explain_error
+from gradprobe.checks._errortext import explain_error, worded_finding
 from gradprobe.errors import GradprobeError, error_text
-from gradprobe.findings import Finding, Location, make_finding
+from gradprobe.findings import Finding, make_finding
 
 __all__ = ["UnexplainedError"]
 
@@ -197,21 +197,11 @@ def _finding(run: Run, error: Exception) -> Finding:
     where = _shown(found.error) if found.error is not None else "outside your code"
     details = {"exception": kind, "text": text[:_TEXT_CHARS], "cause_from": how or None}
     if entry is not None:
-        return _worded(entry, details, locations)
+        return worded_finding(entry, text, locations, details)
     return make_finding(
         "GP168",
         message=f"{kind} at {where}: {first}" + (f" ({how})" if how else ""),
         details={**details, "entry": None},
-        locations=locations,
-    )
-
-
-def _worded(entry: Entry, details: Mapping[str, object], locations: list[Location]) -> Finding:
-    return make_finding(
-        "GP168",
-        message=f"torch: {details['text']}\n{entry.meaning}",
-        hint=entry.fix,
-        details={**details, "entry": entry.key},
         locations=locations,
     )
 
