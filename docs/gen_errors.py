@@ -35,8 +35,9 @@ def table() -> str:
             code = CODES[entry.code]
             others = ", ".join(f"`{role}`" for role in entry.roles if role != "cause") or "-"
             words = f"{entry.meaning} **Fix:** {entry.fix}" if entry.meaning else code.title
+            said = "(warning) " if entry.kind == "warning" else ""
             rows.append(
-                f"| `{_cell(entry.message)}` | [{entry.code}](findings/{code.doc_anchor}.md) "
+                f"| {said}`{_cell(entry.message)}` | [{entry.code}](findings/{code.doc_anchor}.md) "
                 f"| {_cell(words)} | {_cell(entry.names)} | {others} | `{entry.key}.py` |"
             )
     return "\n".join(rows).lstrip("\n") + "\n"

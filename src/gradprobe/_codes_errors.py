@@ -225,4 +225,17 @@ ERROR_CATALOGUE_CODES: tuple[tuple[str, str, str, str, str], ...] = (
         "Change the line named as the cause; the catalogue (docs/errors.md) lists every "
         "message gradprobe knows and what it means.",
     ),
+    _entry(
+        "GP169",
+        "torch_warning",
+        "torch warned about a mistake and went on",
+        "torch raises an error for some mistakes and only warns about others: a reentrant "
+        "checkpoint whose inputs need no gradient (its parameters never train), a parameter "
+        "listed twice in an optimizer (updated twice per step), a scheduler stepped before "
+        "its optimizer (every step uses the next step's learning rate). The run goes on and trains wrongly while the "
+        "warning scrolls past. gradprobe keeps the warnings of its catalogue that correct "
+        "code does not trigger and names the line to change.",
+        "Change the line named as the cause; the catalogue (docs/errors.md) lists the "
+        "warnings gradprobe reports and those it leaves alone, with the reason.",
+    ),
 )

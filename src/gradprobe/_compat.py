@@ -61,6 +61,7 @@ __all__ = [
     "UNUSED_INPUT_ERROR",
     "VERSION_ERROR",
     "VIEW_INPLACE_ERROR",
+    "WARNED_TEXTS",
     "WORDED_TEXTS",
     "checkpoint_generator_names",
     "compiled_region",
@@ -479,6 +480,26 @@ WORDED_TEXTS: dict[str, str | re.Pattern[str]] = {
     "gradcheck_not_reentrant": "Backward is not reentrant",
     "gradcheck_grad_output_ignored": "backward not multiplied by grad_output",
     "gradcheck_overlapping_input": re.compile(r"input has a dimension with stride 0\. gradcheck"),
+}
+
+# -- the catalogue's warnings that mean a bug (GP169), by entry key --------------------------
+# The static start of torch 2.13's warning text (gradprobe.checks._torch_messages lists where
+# each is warned); warnings correct code also triggers are left out there, with the reason.
+WARNED_TEXTS: dict[str, str | re.Pattern[str]] = {
+    "backward_create_graph_cycle": (
+        "Using backward() with create_graph=True will create a reference cycle between the "
+        "parameter and its gradient"
+    ),
+    "checkpoint_no_grad_inputs": "None of the inputs have requires_grad=True. Gradients will be None",
+    "optimizer_duplicate_params": (
+        "optimizer contains a parameter group with duplicate parameters"
+    ),
+    "scheduler_before_optimizer": (
+        "Detected call of `lr_scheduler.step()` before `optimizer.step()`"
+    ),
+    "scheduler_get_lr": (
+        "To get the last learning rate computed by the scheduler, please use `get_last_lr()`"
+    ),
 }
 """Message texts of the catalogue's entries explained in words, keyed by entry."""
 

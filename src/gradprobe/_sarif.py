@@ -53,6 +53,7 @@ _ROLE_TEXT = {
     "error": "PyTorch raised here",
     "read": "the value was read here",
     "registered": "the hook was registered here",
+    "warned": "PyTorch warned here",
 }
 
 

@@ -60,12 +60,15 @@ __all__ = [
     "register_code",
 ]
 
-LocationRole = Literal["cause", "created", "saved", "error", "read", "registered"]
+LocationRole = Literal["cause", "created", "saved", "error", "read", "registered", "warned"]
 """Why a source line is mentioned: ``cause`` is the line to change; ``created`` made the
 tensor or node; ``saved`` is where autograd saved it; ``error`` is where PyTorch raised;
-``read`` is where a value was read; ``registered`` is where a hook was registered."""
+``read`` is where a value was read; ``registered`` is where a hook was registered;
+``warned`` is where PyTorch warned (and went on)."""
 
-_ROLES: frozenset[str] = frozenset(("cause", "created", "saved", "error", "read", "registered"))
+_ROLES: frozenset[str] = frozenset(
+    ("cause", "created", "saved", "error", "read", "registered", "warned")
+)
 _DOCS = "docs/findings"
 # How gradprobe._source names a notebook cell instead of the temporary file IPython runs it
 # from: "In [3]", its execution count.

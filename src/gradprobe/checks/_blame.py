@@ -22,7 +22,7 @@ import linecache
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from types import FrameType, TracebackType
+from types import FrameType, GeneratorType, TracebackType
 
 import torch
 
@@ -38,6 +38,7 @@ __all__ = [
     "empty_line",
     "group_line",
     "made_line",
+    "provenance",
     "raised_by_torch",
     "returned_line",
     "traceback_frame",
@@ -127,6 +128,42 @@ def _source(line: SourceLine) -> str:
     return linecache.getline(line[0], line[1])
 
 
+# -- the line an entry's blame rule names ------------------------------------------------------
+
+# which tensor named on the raising line an entry blames on where it was made: "made", a
+# computed (non-leaf) one given where a leaf is expected; "plain", one that requires no grad;
+# "argument", any tensor (or parameter group) it names: where that argument was built
+_WANTED: dict[str, Callable[[torch.Tensor], bool]] = {
+    "made": lambda tensor: tensor.grad_fn is not None,
+    "plain": lambda tensor: not tensor.requires_grad,
+    "argument": lambda tensor: True,
+}
+
+
+def provenance(
+    rule: str, frame: FrameType, line: int, nodes: Mapping[NodeKey, NodeRecord]
+) -> SourceLine | None:
+    """The line a catalogue entry's blame ``rule`` names, from ``line`` of ``frame`` (the
+    user's line torch raised or warned at); None when the rule finds nothing there."""
+    if rule in _WANTED:
+        made = made_line(frame, line, _WANTED[rule], nodes)
+        if made is None and rule == "argument":  # [group_a, group_b]: where each was built
+            made = group_line(frame, line)
+        return made
+    if rule == "function":
+        return returned_line(frame, line)
+    if rule == "gradcheck":  # float32 inputs fail any formula; else the formula is wrong
+        coarse = made_line(frame, line, _single_precision, nodes)
+        return coarse if coarse is not None else returned_line(frame, line)
+    if rule == "empty":
+        return empty_line(frame, line)
+    return None
+
+
+def _single_precision(tensor: torch.Tensor) -> bool:
+    return tensor.requires_grad and tensor.dtype not in (torch.float64, torch.complex128)
+
+
 # -- where the tensor a line names was made ----------------------------------------------------
 
 _NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # a name, not an attribute after a dot
@@ -191,12 +228,14 @@ def group_line(frame: FrameType, line: int) -> SourceLine | None:
 
 def empty_line(frame: FrameType, line: int) -> SourceLine | None:
     """Where an empty list, tuple or dict named on ``line`` of ``frame`` was bound (a filter
-    that kept nothing, a generator used up earlier)."""
+    that kept nothing), or a generator already used up (``model.parameters()`` bound once
+    and iterated before)."""
     filename = frame.f_code.co_filename
     values = dict(frame_variables(frame))
     for name in dict.fromkeys(_NAME.findall(linecache.getline(filename, line))):
         value = values.get(name)
-        if isinstance(value, (list, tuple, dict)) and not value:
+        used_up = isinstance(value, GeneratorType) and value.gi_frame is None
+        if used_up or (isinstance(value, (list, tuple, dict)) and not value):
             assigned = _last_assignment(filename, frame.f_code.co_name, name, line)
             if assigned is not None:
                 return (filename, assigned, frame.f_code.co_name)

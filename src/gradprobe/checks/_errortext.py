@@ -118,6 +118,23 @@ def explain_error(exc: BaseException) -> Finding | None:
     location = _error_location(exc)
     if location is not None:
         finding = replace(finding, locations=(*finding.locations, location))
+    if finding.code == "GP103" and location is not None:
+        found = blame(exc.__traceback__)
+        if not found.in_backward and found.cause is not None:
+            # saved tensors read outside any backward (ctx.saved_tensors, a grad_fn's
+            # _saved_ attribute) after backward freed them: the reading line is to change
+            finding = replace(
+                finding,
+                message=(
+                    "Saved tensors were read here after backward() had freed them: a graph "
+                    "keeps what it saved only until the backward pass that uses it."
+                ),
+                hint=(
+                    "Read them before backward() (or inside the backward that uses them), or "
+                    "pass retain_graph=True to the backward() that runs first."
+                ),
+                locations=(replace(location, role="cause"), location),
+            )
     return finding
 
 

@@ -43,6 +43,8 @@ REASONS = {
     "cuda": "needs CUDA / another device to reach",
     "not-autograd": "about something other than gradients (argument parsing of an op, dtype promotion of forward ops)",
     "todo": "reachable by users; no entry yet (see proposed)",
+    "harmless": "a warning correct code also triggers (a deprecation, a performance hint, a debugging aid): no finding",
+    "checked": "explained by a dedicated check that reads the recording, not the text (the code named)",
 }
 
 SOURCES: tuple[str, ...] = (
@@ -204,8 +206,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient",
         "engine",
-        reason="todo: .backward(create_graph=True) with leaves that accumulate .grad",
-        proposed="backward_create_graph_cycle",
+        entry="backward_create_graph_cycle",
     ),
     _M(
         "torch/csrc/autograd/engine.cpp",
@@ -1514,8 +1515,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "grad and param do not obey the gradient layout contract. This is not an error, but may impair performance.",
         "engine",
-        reason="todo: a hook or custom backward produces a gradient whose strides differ from its parameter's",
-        proposed="grad_layout_contract",
+        reason="harmless: a performance hint (strides of a gradient a hook or custom backward made)",
     ),
     # -- torch/csrc/autograd/functions/tensor.cpp --------------------------------------------------
     _M(
@@ -1629,8 +1629,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "Error detected in",
         "anomaly mode",
-        reason="todo: any backward error while anomaly detection is on (the forward traceback follows)",
-        proposed="anomaly_forward_traceback",
+        reason="harmless: anomaly mode printing the forward traceback of an error (the error itself is explained)",
     ),
     _M(
         "torch/csrc/autograd/python_anomaly_mode.cpp",
@@ -1638,8 +1637,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "Previous calculation was induced by",
         "anomaly mode",
-        reason="todo: anomaly detection on, the failing node was made by a double backward",
-        proposed="anomaly_forward_traceback",
+        reason="harmless: anomaly mode printing the forward traceback of an error (the error itself is explained)",
     ),
     _M(
         "torch/csrc/autograd/python_anomaly_mode.cpp",
@@ -1647,8 +1645,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "No forward pass information available. Enable detect anomaly during forward pass for more information.",
         "anomaly mode",
-        reason="todo: anomaly detection turned on only around backward()",
-        proposed="anomaly_enabled_late",
+        reason="harmless: anomaly mode turned on after the forward ran; a debugging aid",
     ),
     _M(
         "torch/csrc/autograd/python_anomaly_mode.cpp",
@@ -2710,8 +2707,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.",
         "engine",
-        reason="todo: float()/int()/bool() of a tensor that requires grad",
-        proposed="scalar_from_requires_grad",
+        reason="harmless: float(loss) for logging warns too; a loss rebuilt from such values is GP115",
     ),
     _M(
         "tools/autograd/templates/python_variable_methods.cpp",
@@ -2761,8 +2757,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone()",
         "engine",
-        reason="todo: torch.tensor(t) / t.new_tensor(t) of an existing tensor",
-        proposed="tensor_of_tensor_copy",
+        reason="harmless: warns for any tensor; torch.tensor() of one that requires grad is GP115",
     ),
     _M(
         "torch/csrc/utils/tensor_new.cpp",
@@ -2770,8 +2765,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of False.",
         "engine",
-        reason="todo: torch.asarray(t) of a tensor that requires grad without requires_grad=",
-        proposed="asarray_requires_grad_default",
+        reason="harmless: a note on changed defaults",
     ),
     # -- aten/src/ATen/templates/TensorBody.h ------------------------------------------------------
     _M(
@@ -2780,8 +2774,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed.",
         "engine",
-        reason="todo: reading .grad of a non-leaf tensor (e.g. after .to()/.cuda() made the 'parameter')",
-        proposed="nonleaf_grad_access",
+        reason="checked: GP106 (.grad of a non-leaf read) from the recording",
     ),
     # -- aten/src/ATen/native/VariableMethodStubs.cpp ----------------------------------------------
     _M(
@@ -2866,8 +2859,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters in the forward",
         "DDP",
-        reason="todo: DDP(find_unused_parameters=True) on a model where every parameter gets a gradient",
-        proposed="ddp_find_unused_no_unused",
+        reason="harmless: a performance hint (find_unused_parameters=True not needed)",
     ),
     _M(
         "torch/csrc/distributed/c10d/reducer.cpp",
@@ -2875,8 +2867,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "Grad strides do not match bucket view strides.",
         "DDP",
-        reason="todo: DDP with parameters whose grads have other strides (channels_last, transposed views)",
-        proposed="ddp_grad_strides",
+        reason="harmless: a performance hint (gradient strides differ from the bucket view)",
     ),
     _M(
         "torch/csrc/distributed/c10d/reducer.cpp",
@@ -3379,8 +3370,7 @@ MESSAGES: tuple[Message, ...] = (
         "DeprecationWarning",
         "should not be instantiated. Methods on autograd functions are all static, so you should invoke them on the class",
         "custom Function",
-        reason="todo: instantiating a custom Function class (MyFn())",
-        proposed="legacy_function",
+        reason="harmless: a DeprecationWarning shown only for __main__; the legacy call raises (entry legacy_function)",
     ),
     _M(
         "torch/autograd/function.py",
@@ -3559,8 +3549,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "Anomaly Detection has been enabled. This mode will increase the runtime and should only be enabled for debugging.",
         "anomaly mode",
-        reason="todo: torch.autograd.detect_anomaly()/set_detect_anomaly(True) turned on",
-        proposed="anomaly_mode_enabled",
+        reason="harmless: says anomaly mode is on",
     ),
     # -- torch/autograd/_functions/tensor.py -------------------------------------------------------
     _M(
@@ -3825,8 +3814,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "requires gradient and is not a double precision floating point or complex. This check will likely fail if all the",
         "gradcheck",
-        reason="todo: gradcheck with float32 inputs",
-        proposed="gradcheck_not_double",
+        reason="harmless: the failure it predicts is the error entry gradcheck_jacobian_mismatch",
     ),
     _M(
         "torch/autograd/gradcheck.py",
@@ -3877,8 +3865,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "Backwards compatibility: New undefined gradient support checking feature is enabled by default, but it may break",
         "gradcheck",
-        reason="todo: gradgradcheck/gradcheck with the undefined-grad check on",
-        proposed="gradcheck_undefined_grad",
+        reason="harmless: a note on gradcheck's defaults",
     ),
     _M(
         "torch/autograd/gradcheck.py",
@@ -4057,8 +4044,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "None of the inputs have requires_grad=True. Gradients will be None",
         "checkpoint",
-        reason="todo: checkpoint(use_reentrant=True) where no input requires grad (the loss then has no grad_fn)",
-        proposed="checkpoint_no_grad_inputs",
+        entry="checkpoint_no_grad_inputs",
     ),
     _M(
         "torch/utils/checkpoint.py",
@@ -4066,8 +4052,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in PyTorch 2.9, calling",
         "checkpoint",
-        reason="todo: checkpoint(fn, ...) without use_reentrant=",
-        proposed="checkpoint_use_reentrant_unset",
+        reason="harmless: a deprecation (the default still works)",
     ),
     _M(
         "torch/utils/checkpoint.py",
@@ -4075,8 +4060,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed explicitly. In version 2.9",
         "checkpoint",
-        reason="todo: checkpoint_sequential(...) without use_reentrant=",
-        proposed="checkpoint_use_reentrant_unset",
+        reason="harmless: a deprecation (the default still works)",
     ),
     _M(
         "torch/utils/checkpoint.py",
@@ -4252,8 +4236,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "Full backward hook is firing when gradients are computed with respect to module outputs since no inputs require",
         "module hooks",
-        reason="todo: a full backward hook on a module none of whose inputs require grad (the first layer)",
-        proposed="full_hook_no_input_grad",
+        reason="checked: GP303 (a full backward hook sees None in grad_input) reads the hook's call",
     ),
     _M(
         "torch/utils/hooks.py",
@@ -4279,8 +4262,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "on tensor will not be serialized. If this is expected, you can decorate the function with",
         "pickling",
-        reason="todo: pickling a tensor with a backward hook",
-        proposed="hook_not_serialized",
+        reason="harmless: a note when pickling a tensor with hooks",
     ),
     _M(
         "torch/utils/hooks.py",
@@ -4297,8 +4279,7 @@ MESSAGES: tuple[Message, ...] = (
         "FutureWarning",
         "Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated and will be removed in",
         "module hooks",
-        reason="todo: register_backward_hook (non-full) on a module with several autograd nodes",
-        proposed="non_full_backward_hook",
+        reason="checked: GP301/GP302 (legacy backward hooks, on modules with several operations)",
     ),
     _M(
         "torch/nn/modules/module.py",
@@ -4306,8 +4287,7 @@ MESSAGES: tuple[Message, ...] = (
         "FutureWarning",
         "Using a non-full backward hook when outputs are generated by different autograd Nodes is deprecated and will be removed",
         "module hooks",
-        reason="todo: register_backward_hook on a module whose outputs come from several nodes",
-        proposed="non_full_backward_hook",
+        reason="checked: GP301/GP302 (legacy backward hooks, on modules with several operations)",
     ),
     _M(
         "torch/nn/modules/module.py",
@@ -4315,8 +4295,7 @@ MESSAGES: tuple[Message, ...] = (
         "FutureWarning",
         "Using a non-full backward hook when outputs are nested in python data structure is deprecated and will be removed in",
         "module hooks",
-        reason="todo: register_backward_hook on a module with nested outputs",
-        proposed="non_full_backward_hook",
+        reason="checked: GP301/GP302 (legacy backward hooks, on modules with several operations)",
     ),
     _M(
         "torch/nn/modules/module.py",
@@ -4324,8 +4303,7 @@ MESSAGES: tuple[Message, ...] = (
         "FutureWarning",
         "Using non-full backward hooks on a Module that does not take as input a single Tensor or a tuple of Tensors is",
         "module hooks",
-        reason="todo: register_backward_hook on a module whose input is not tensors",
-        proposed="non_full_backward_hook",
+        reason="checked: GP301/GP302 (legacy backward hooks, on modules with several operations)",
     ),
     _M(
         "torch/nn/modules/module.py",
@@ -4333,8 +4311,7 @@ MESSAGES: tuple[Message, ...] = (
         "FutureWarning",
         "Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of Tensors is deprecated and",
         "module hooks",
-        reason="todo: register_backward_hook on a module whose output is not tensors",
-        proposed="non_full_backward_hook",
+        reason="checked: GP301/GP302 (legacy backward hooks, on modules with several operations)",
     ),
     _M(
         "torch/nn/modules/module.py",
@@ -4342,8 +4319,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "For backward hooks to be called, module output should be a Tensor or a tuple of Tensors but received",
         "module hooks",
-        reason="todo: a backward hook on a module returning a dict/dataclass/other",
-        proposed="backward_hook_output_type",
+        reason="checked: GP306 (a full backward hook on a module that returns a dict)",
     ),
     _M(
         "torch/nn/modules/module.py",
@@ -4480,8 +4456,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "optimizer contains a parameter group with duplicate parameters; in future, this will cause an error; see",
         "optimizer",
-        reason="todo: the same parameter twice in one param group (tied weights listed twice)",
-        proposed="optimizer_duplicate_params",
+        entry="optimizer_duplicate_params",
     ),
     _M(
         "torch/optim/optimizer.py",
@@ -4607,8 +4582,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you should call them in",
         "lr scheduler",
-        reason="todo: scheduler.step() before optimizer.step() (or the first optimizer.step skipped by GradScaler)",
-        proposed="scheduler_before_optimizer",
+        entry="scheduler_before_optimizer",
     ),
     _M(
         "torch/optim/lr_scheduler.py",
@@ -4625,8 +4599,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. Please use",
         "lr scheduler",
-        reason="todo: scheduler.step(epoch)",
-        proposed="scheduler_step_epoch",
+        reason="harmless: a deprecation of step(epoch)",
     ),
     _M(
         "torch/optim/lr_scheduler.py",
@@ -4634,8 +4607,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
         "lr scheduler",
-        reason="todo: scheduler.get_lr() called outside step()",
-        proposed="scheduler_get_lr",
+        entry="scheduler_get_lr",
     ),
     # -- torch/nn/utils/clip_grad.py ---------------------------------------------------------------
     _M(
@@ -4652,8 +4624,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "`parameters` is an empty generator, no gradient clipping will occur.",
         "grad clipping",
-        reason="todo: clip_grad_value_ given an exhausted generator / no parameters",
-        proposed="clip_grad_empty",
+        reason="checked: GP144 (gradient clipping given no parameters) from the recording",
     ),
     _M(
         "torch/nn/utils/clip_grad.py",
@@ -4702,8 +4673,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "torch.cuda.amp.GradScaler is enabled, but CUDA is not available. Disabling.",
         "AMP",
-        reason="todo: torch.cuda.amp.GradScaler() on a machine without CUDA",
-        proposed="grad_scaler_no_cuda",
+        reason="harmless: GradScaler disabled on a machine without CUDA; CPU autocast needs no scaling",
     ),
     _M(
         "torch/amp/grad_scaler.py",
@@ -4939,8 +4909,7 @@ MESSAGES: tuple[Message, ...] = (
         "UserWarning",
         "You've set static_graph to be True, no need to set it again.",
         "DDP",
-        reason="todo: _set_static_graph() called twice",
-        proposed="ddp_static_graph_twice",
+        reason="harmless: a repeated setting with no effect",
     ),
     _M(
         "torch/nn/parallel/distributed.py",

@@ -22,9 +22,8 @@ from __future__ import annotations
 import importlib
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from types import FrameType
 
 import torch
 
@@ -32,15 +31,7 @@ from gradprobe._patch import Patches
 from gradprobe._recorder import SourceLine
 from gradprobe._source import shown_file
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.checks._blame import (
-    blame,
-    empty_line,
-    group_line,
-    made_line,
-    raised_by_torch,
-    returned_line,
-    traceback_frame,
-)
+from gradprobe.checks._blame import blame, provenance, raised_by_torch, traceback_frame
 from gradprobe.checks._catalogue import CATALOGUE, worded_entry
 from gradprobe.checks._common import _locations
 from gradprobe.checks._errortext import explain_error, worded_finding
@@ -51,14 +42,6 @@ __all__ = ["UnexplainedError"]
 
 # a node named in torch's text: "output 0 of AddmmBackward0", "Function MulBackward0 returned"
 _NODE = re.compile(r"\b([A-Z]\w*Backward\d*)\b")
-# which tensor named on the raising line an entry blames on where it was made: "made", a
-# computed (non-leaf) one given where a leaf is expected; "plain", one that requires no grad
-# "argument", any tensor (or parameter group) it names: where that argument was built
-_WANTED: dict[str, Callable[[torch.Tensor], bool]] = {
-    "made": lambda tensor: tensor.grad_fn is not None,
-    "plain": lambda tensor: not tensor.requires_grad,
-    "argument": lambda tensor: True,
-}
 _OTHER_PROCESS: tuple[type[BaseException], ...] = tuple(
     kind
     for kind in (
@@ -67,7 +50,7 @@ _OTHER_PROCESS: tuple[type[BaseException], ...] = tuple(
     )
     if isinstance(kind, type)
 )
-_EXPLAINING = frozenset(entry.code for entry in CATALOGUE)
+_EXPLAINING = frozenset(entry.code for entry in CATALOGUE if entry.kind == "error")
 _HOW = {
     "made": "where the tensor the call was given was made",
     "plain": "where the tensor the call was given was made",
@@ -76,10 +59,6 @@ _HOW = {
     "empty": "where the empty collection the call was given was built",
     "gradcheck": "an input too coarse for finite differences, else the backward it checked",
 }
-
-
-def _single_precision(tensor: torch.Tensor) -> bool:
-    return tensor.requires_grad and tensor.dtype not in (torch.float64, torch.complex128)
 
 
 _QUOTED = re.compile(r"'([\w:.]+)'")
@@ -183,7 +162,7 @@ def _finding(run: Run, error: Exception) -> Finding:
         cause, how = None, ""
     frame = traceback_frame(error.__traceback__, found.error) if found.error else None
     if entry is not None and frame is not None and found.error is not None:
-        made = _provenance(entry.blame, frame, found.error[1], run)
+        made = provenance(entry.blame, frame, found.error[1], run.events.nodes)
         if made is not None:
             cause, how = made, _HOW[entry.blame]
     if cause is None and found.in_backward and not found.own_raise:
@@ -204,23 +183,6 @@ def _finding(run: Run, error: Exception) -> Finding:
         details={**details, "entry": None},
         locations=locations,
     )
-
-
-def _provenance(rule: str, frame: FrameType, line: int, run: Run) -> SourceLine | None:
-    """The line an entry's blame rule names, from the raising ``line`` of ``frame``."""
-    if rule in _WANTED:
-        made = made_line(frame, line, _WANTED[rule], run.events.nodes)
-        if made is None and rule == "argument":  # [group_a, group_b]: where each was built
-            made = group_line(frame, line)
-        return made
-    if rule == "function":
-        return returned_line(frame, line)
-    if rule == "gradcheck":  # float32 inputs fail any formula; else the formula is wrong
-        coarse = made_line(frame, line, _single_precision, run.events.nodes)
-        return coarse if coarse is not None else returned_line(frame, line)
-    if rule == "empty":
-        return empty_line(frame, line)
-    return None
 
 
 def _named_node_line(run: Run, text: str, *, quoted: bool) -> SourceLine | None:

@@ -18,16 +18,25 @@ from __future__ import annotations
 
 from gradprobe.checks._catalogue.dedicated import DEDICATED
 from gradprobe.checks._catalogue.entry import FAMILIES, Entry
+from gradprobe.checks._catalogue.warned import WARNED
 from gradprobe.checks._catalogue.worded import WORDED
 
-__all__ = ["CATALOGUE", "FAMILIES", "Entry", "worded_entry"]
+__all__ = ["CATALOGUE", "FAMILIES", "Entry", "warned_entry", "worded_entry"]
 
-CATALOGUE: tuple[Entry, ...] = (*DEDICATED, *WORDED)
+CATALOGUE: tuple[Entry, ...] = (*DEDICATED, *WORDED, *WARNED)
 
 
 def worded_entry(text: str) -> Entry | None:
     """The entry explained in words (GP168) whose message ``text`` is, or None."""
     for entry in WORDED:
+        if entry.matches(text):
+            return entry
+    return None
+
+
+def warned_entry(text: str) -> Entry | None:
+    """The warning entry (GP169) whose message ``text`` is, or None."""
+    for entry in WARNED:
         if entry.matches(text):
             return entry
     return None

@@ -25,6 +25,7 @@ class Entry:
     meaning: str = ""
     fix: str = ""
     blame: str = "raised"
+    kind: str = "error"  # or "warning": torch warns it (GP169) and the run goes on
 
     def matches(self, text: str) -> bool:
         """Whether ``text`` (an exception's ``str``) is this entry's message."""
