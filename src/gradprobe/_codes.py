@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from gradprobe._codes_errors import ERROR_CATALOGUE_CODES
 from gradprobe._codes_scale import COMPILE_CODES, COMPILE_NOTES, DISTRIBUTED_CODES
+from gradprobe._codes_step import STEP_CODES
 
 __all__ = ["BUILTIN_CODES", "Code"]
 
@@ -551,6 +552,8 @@ BUILTIN_CODES: tuple[Code, ...] = (
     ),
     # GP149-GP164: torch errors of the error catalogue (_codes_errors.py)
     *(_code(*entry) for entry in ERROR_CATALOGUE_CODES),
+    # GP170-GP189: the training-step invariants (_codes_step.py)
+    *(_code(*entry) for entry in STEP_CODES),
     _code(
         "GP199",
         "internal_error",
