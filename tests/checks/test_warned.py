@@ -1,16 +1,20 @@
 """GP169 (gradprobe.checks.warned): torch's warnings that mean a bug, heard while recording,
 and left alone where they do not; the warning machinery is the user's again afterwards and
-every warning still reaches them."""
+every warning still reaches them. Also the causes read from provenance for torch errors whose
+traceback shows none (saved tensors read after backward, a Function without backward)."""
 
 from __future__ import annotations
 
+import textwrap
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
 
 import gradprobe
 from gradprobe.checks._errortext import explain_error
+from gradprobe.diagnose import diagnose_script
 
 
 def _codes(recording: gradprobe.Recording) -> list[str]:
@@ -110,3 +114,29 @@ def test_saved_tensors_read_after_backward_name_the_reading_line() -> None:
     finding = explain_error(raised.value)
     assert finding is not None and finding.code == "GP103"
     assert finding.cause is not None and "saved_tensors" in (finding.cause.text or "")
+
+
+def test_a_function_without_backward_names_its_misspelled_method(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import torch
+
+            class Round(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return torch.round(x)
+
+                @staticmethod
+                def backwrd(ctx, grad):
+                    return grad
+
+            x = torch.randn(3, requires_grad=True)
+            Round.apply(x * 2).sum().backward()
+            """
+        )
+    )
+    result = diagnose_script(script)
+    (finding,) = [f for f in result.findings if f.code == "GP168"]
+    assert finding.cause is not None and finding.cause.text == "def backwrd(ctx, grad):"

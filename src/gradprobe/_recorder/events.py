@@ -548,5 +548,8 @@ class Events:
     # Tensor.register_hook calls by the hook's __name__: (register line, the line the hook
     # returns its new gradient from, or its def line)
     tensor_hooks: dict[str, TensorHook] = field(default_factory=dict)
+    # custom Function nodes (torch's checkpoint too) -> the user's line that called .apply
+    # (a node is otherwise recorded where an op first used it)
+    applied: dict[NodeKey, SourceLine] = field(default_factory=dict)
     # leaves given the same hook by one line again and again, still attached: line -> (GP310)
     stacked_hooks: dict[SourceLine | None, StackedHook] = field(default_factory=dict)

@@ -17,6 +17,7 @@ import torch
 
 from gradprobe import _customfn, _deepfree
 from gradprobe._recorder.events import (
+    _MAX_EVENTS,
     _MAX_NODES,
     BlindBackward,
     CtxWrite,
@@ -215,6 +216,8 @@ class _GraphNotes:
         if key in self.ctx_watched:
             return
         self.ctx_watched.add(key)
+        if line is not None and len(self.events.applied) < _MAX_EVENTS:
+            self.events.applied[key] = line
         function = getattr(node, "_forward_cls", None)
         if function is None or getattr(function, "__module__", "").startswith("torch."):
             return  # torch's own (checkpoint, hooks) keep only what they manage themselves

@@ -17,12 +17,14 @@ line, raised inside the engine         earlier (the caller may know the node's l
 from __future__ import annotations
 
 import ast
+import difflib
 import functools
 import linecache
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import FrameType, GeneratorType, TracebackType
+from typing import Any
 
 import torch
 
@@ -36,11 +38,14 @@ __all__ = [
     "Blame",
     "blame",
     "empty_line",
+    "function_line",
     "group_line",
     "made_line",
+    "missing_method_line",
     "provenance",
     "raised_by_torch",
     "returned_line",
+    "running_function",
     "traceback_frame",
 ]
 
@@ -126,6 +131,70 @@ def _own(line: SourceLine) -> bool:
 
 def _source(line: SourceLine) -> str:
     return linecache.getline(line[0], line[1])
+
+
+# -- the custom Function backward() was running -----------------------------------------------
+
+_FUNCTION_PY = "torch/autograd/function.py"
+
+
+def running_function(tb: TracebackType | None) -> Any | None:
+    """The node of the Python ``autograd.Function`` the engine was running when traceback
+    ``tb`` raised (torch's own, like a reentrant checkpoint, or the user's), innermost."""
+    found = None
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name in ("apply", "apply_boxed") and frame.f_code.co_filename.replace(
+            "\\", "/"
+        ).endswith(_FUNCTION_PY):
+            node = frame.f_locals.get("self")
+            if node is not None and hasattr(node, "_forward_cls"):
+                found = node
+        tb = tb.tb_next
+    return found
+
+
+def function_line(
+    node: Any, applied: Mapping[NodeKey, SourceLine], nodes: Mapping[NodeKey, NodeRecord]
+) -> SourceLine | None:
+    """Where the recorded forward made ``node``: the user's line that called its ``apply``
+    (a ``checkpoint(...)`` call), else where an op first used it; None when unrecorded."""
+    try:
+        key = (node.name(), node._sequence_nr())
+    except (AttributeError, RuntimeError):
+        return None
+    if key in applied:
+        return applied[key]
+    record = nodes.get(key)
+    return record.line if record is not None else None
+
+
+def missing_method_line(node: Any, wanted: str = "backward") -> SourceLine | None:
+    """For a Function without ``wanted`` (its ``backward``): a method of its class whose name
+    is a near miss (``backwards``, ``backard``), else the ``class`` line, in the user's code
+    (found from its ``forward``'s code, which knows its file even for ``__main__``)."""
+    cls = getattr(node, "_forward_cls", None)
+    forward = getattr(getattr(cls, "forward", None), "__code__", None)
+    if not isinstance(cls, type) or forward is None or not is_user_file(forward.co_filename):
+        return None
+    tree = _parsed(forward.co_filename)
+    if tree is None:
+        return None
+    for klass in ast.walk(tree):
+        if (
+            isinstance(klass, ast.ClassDef)
+            and klass.name == cls.__name__
+            and klass.lineno <= forward.co_firstlineno <= (klass.end_lineno or klass.lineno)
+        ):
+            methods = {
+                f.name: f.lineno
+                for f in klass.body
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name != wanted
+            }
+            near = difflib.get_close_matches(wanted, list(methods), n=1, cutoff=0.75)
+            line = methods[near[0]] if near else klass.lineno
+            return (forward.co_filename, line, cls.__name__)
+    return None
 
 
 # -- the line an entry's blame rule names ------------------------------------------------------

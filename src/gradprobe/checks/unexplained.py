@@ -31,8 +31,16 @@ from gradprobe._patch import Patches
 from gradprobe._recorder import SourceLine
 from gradprobe._source import shown_file
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.checks._blame import blame, provenance, raised_by_torch, traceback_frame
-from gradprobe.checks._catalogue import CATALOGUE, worded_entry
+from gradprobe.checks._blame import (
+    blame,
+    function_line,
+    missing_method_line,
+    provenance,
+    raised_by_torch,
+    running_function,
+    traceback_frame,
+)
+from gradprobe.checks._catalogue import CATALOGUE, Entry, worded_entry
 from gradprobe.checks._common import _locations
 from gradprobe.checks._errortext import explain_error, worded_finding
 from gradprobe.errors import GradprobeError, error_text
@@ -166,6 +174,8 @@ def _finding(run: Run, error: Exception) -> Finding:
         if made is not None:
             cause, how = made, _HOW[entry.blame]
     if cause is None and found.in_backward and not found.own_raise:
+        cause, how = _running(run, error, entry)
+    if cause is None and found.in_backward and not found.own_raise:
         cause = _named_node_line(run, text, quoted=entry is not None and entry.blame == "node")
         how = "the line that made the node torch's message names" if cause else how
     locations = _locations((cause, "cause"), (found.error, "error"))
@@ -183,6 +193,20 @@ def _finding(run: Run, error: Exception) -> Finding:
         details={**details, "entry": None},
         locations=locations,
     )
+
+
+def _running(run: Run, error: BaseException, entry: Entry | None) -> tuple[SourceLine | None, str]:
+    """For an error torch raised inside the backward of a Python Function (no user frame in
+    it: torch's own checkpoint, or a Function with no backward): the Function's class when it
+    lacks its backward, else the line that called it in the forward."""
+    node = running_function(error.__traceback__)
+    if node is None:
+        return None, ""
+    if entry is not None and entry.blame == "method":
+        line = missing_method_line(node)
+        return line, "the Function's class, where its backward belongs" if line else ""
+    line = function_line(node, run.events.applied, run.events.nodes)
+    return line, "the call of the Function that backward() was running" if line else ""
 
 
 def _named_node_line(run: Run, text: str, *, quoted: bool) -> SourceLine | None:

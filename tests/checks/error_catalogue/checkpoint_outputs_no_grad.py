@@ -12,5 +12,5 @@ def block(x):
 
 
 x = torch.randn(2, 3, requires_grad=True)
-h = checkpoint(block, x, use_reentrant=True)
+h = checkpoint(block, x, use_reentrant=True)  # <- CAUSE
 h.sum().backward()  # <- ERROR

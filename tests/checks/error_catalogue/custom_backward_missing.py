@@ -3,7 +3,7 @@
 import torch
 
 
-class Clamp(torch.autograd.Function):
+class Clamp(torch.autograd.Function):  # <- CAUSE
     @staticmethod
     def forward(ctx, x):
         return x.clamp(0, 1)

@@ -357,13 +357,13 @@ WORDED: tuple[Entry, ...] = (
         "custom Function",
         "You must implement either the backward or vjp method for your custom "
         "autograd.Function to use it with backward mode AD.",
-        "no line from the traceback: the finding points at the backward() call (`error`); "
-        "the Function's class is the place to add it",
+        "the Function's class (the class line), or a method whose name is a near miss of "
+        "backward (`def backwards`) when it has one",
         "Backward reached a custom Function that defines a forward but no backward. Torch "
         "cannot derive a backward from arbitrary Python code.",
         "Add a @staticmethod backward(ctx, *grads) returning one gradient per forward input; "
         "if the op is plain torch code, drop the Function and call the ops directly.",
-        roles=("error",),
+        blame="method",
     ),
     _W(
         "legacy_function",
@@ -433,14 +433,12 @@ WORDED: tuple[Entry, ...] = (
         "checkpoint_outputs_no_grad",
         "checkpoint",
         "none of output has requires_grad=True, this checkpoint() is not necessary",
-        "no line from the traceback: the finding points at the backward() call (`error`); "
-        "the checkpointed function's body is what to change",
+        "the checkpoint(...) call (backward was re-running it)",
         "During backward a reentrant checkpoint re-ran its function, and none of what it "
         "returned requires grad: the function computes its result under no_grad or detaches "
         "it, so no gradient can flow back through the checkpoint.",
         "Remove the no_grad / detach from the checkpointed function, or do not checkpoint a "
         "block that takes no part in the gradient; prefer use_reentrant=False.",
-        roles=("error",),
     ),
     # inference mode
     _W(
