@@ -362,6 +362,10 @@ WORDED_TEXTS: dict[str, str | re.Pattern[str]] = {
         "You must implement either the backward or vjp method for your custom autograd.Function"
     ),
     "legacy_function": "Legacy autograd function with non-static forward method is deprecated",
+    "inplace_view_function_multiple_outputs": (
+        "If your Function modifies inplace an input that is a view of another Tensor, your "
+        "Function cannot return more than one Tensor"
+    ),
     "mark_dirty_not_returned": (
         "Some elements marked as dirty during the forward method were not returned as output"
     ),

@@ -201,11 +201,13 @@ def missing_method_line(node: Any, wanted: str = "backward") -> SourceLine | Non
 
 # which tensor named on the raising line an entry blames on where it was made: "made", a
 # computed (non-leaf) one given where a leaf is expected; "plain", one that requires no grad;
-# "argument", any tensor (or parameter group) it names: where that argument was built
+# "argument", any tensor (or parameter group) it names: where that argument was built; "view",
+# a view of another tensor: where the view was taken
 _WANTED: dict[str, Callable[[torch.Tensor], bool]] = {
     "made": lambda tensor: tensor.grad_fn is not None,
     "plain": lambda tensor: not tensor.requires_grad,
     "argument": lambda tensor: True,
+    "view": lambda tensor: tensor._is_view(),
 }
 
 
@@ -246,7 +248,8 @@ def made_line(
 ) -> SourceLine | None:
     """Where the first tensor named on ``line`` of ``frame`` that ``want`` accepts was made:
     the recorded line of its autograd node, else the statement that last assigned its name
-    in that function before ``line`` (a leaf made by ``torch.rand(...)``, ``torch.eye(n)``).
+    in that function before ``line`` (a leaf made by ``torch.rand(...)``, ``torch.eye(n)``),
+    else, for a parameter of that function, the caller's line that passed it.
     ``w.register_hook(...)`` names ``w``; a list of tensors is looked into."""
     filename = frame.f_code.co_filename
     values = dict(frame_variables(frame))
@@ -262,7 +265,23 @@ def made_line(
             assigned = _last_assignment(filename, frame.f_code.co_name, name, line)
             if assigned is not None:
                 return (filename, assigned, frame.f_code.co_name)
+            passed = _call_site(frame, name)
+            if passed is not None:
+                return passed
     return None
+
+
+def _call_site(frame: FrameType, name: str) -> SourceLine | None:
+    """For ``name``, a parameter of ``frame``'s function: the caller's line that passed it
+    (a helper given a view made by its caller), when the caller is the user's code."""
+    code = frame.f_code
+    parameters = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    caller = frame.f_back
+    if name not in parameters or caller is None:
+        return None
+    if not is_user_file(caller.f_code.co_filename):
+        return None
+    return (caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name)
 
 
 def returned_line(frame: FrameType, line: int) -> SourceLine | None:

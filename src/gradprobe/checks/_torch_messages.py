@@ -927,8 +927,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return more than one",
         "custom Function",
-        reason="todo: an in-place custom Function on a view input that returns several tensors",
-        proposed="inplace_view_function_multiple_outputs",
+        entry="inplace_view_function_multiple_outputs",
     ),
     _M(
         "torch/csrc/autograd/custom_function.cpp",

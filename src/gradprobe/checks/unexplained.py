@@ -65,6 +65,7 @@ _HOW = {
     "argument": "where the argument the call was given was built",
     "function": "what the function the call was given returns",
     "empty": "where the empty collection the call was given was built",
+    "view": "where the view the call was given was taken",
     "gradcheck": "an input too coarse for finite differences, else the backward it checked",
 }
 

@@ -377,6 +377,21 @@ WORDED: tuple[Entry, ...] = (
         "ctx.save_for_backward, and call Square.apply(x).",
     ),
     _W(
+        "inplace_view_function_multiple_outputs",
+        "custom Function",
+        "If your Function modifies inplace an input that is a view of another Tensor, your "
+        "Function cannot return more than one Tensor.",
+        "where the view given to the Function was made (a slice, narrow, transpose)",
+        "A custom Function marks an input dirty (it writes it in place) and returns several "
+        "tensors, and that input is a view of another tensor. Autograd must rewrite the view's "
+        "history after an in-place write, which it can do only for a Function with a single "
+        "output.",
+        "Pass a tensor that is not a view (x.narrow(...).clone(), or .contiguous() where it "
+        "copies), or split the Function in two: one that writes in place and returns that "
+        "tensor alone, one that computes the other outputs.",
+        blame="view",
+    ),
+    _W(
         "mark_dirty_not_returned",
         "custom Function",
         "Some elements marked as dirty during the forward method were not returned as output.",
