@@ -366,6 +366,9 @@ WORDED_TEXTS: dict[str, str | re.Pattern[str]] = {
         "If your Function modifies inplace an input that is a view of another Tensor, your "
         "Function cannot return more than one Tensor"
     ),
+    "full_hook_no_input_grad_return": (
+        "Backward hook for Modules where no input requires gradient should always return None"
+    ),
     "mark_dirty_not_returned": (
         "Some elements marked as dirty during the forward method were not returned as output"
     ),

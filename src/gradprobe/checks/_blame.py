@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from gradprobe._patch import WRAPPED_ATTR
 from gradprobe._recorder import NodeKey, SourceLine
 from gradprobe._recorder.events import NodeRecord
 from gradprobe._source import is_user_file
@@ -40,6 +41,7 @@ __all__ = [
     "empty_line",
     "function_line",
     "group_line",
+    "hook_return_line",
     "made_line",
     "missing_method_line",
     "provenance",
@@ -195,6 +197,27 @@ def missing_method_line(node: Any, wanted: str = "backward") -> SourceLine | Non
             line = methods[near[0]] if near else klass.lineno
             return (forward.co_filename, line, cls.__name__)
     return None
+
+
+def hook_return_line(tb: TracebackType | None) -> SourceLine | None:
+    """The last ``return`` of the user's hook that torch's hook machinery was running when
+    traceback ``tb`` raised (a local named like ``user_hook`` in torch's frame): torch checks
+    what a hook returned after it returned, so the hook itself is not on the traceback."""
+    found = None
+    while tb is not None:
+        frame = tb.tb_frame
+        if not is_user_file(frame.f_code.co_filename):
+            for name, value in list(frame.f_locals.items()):
+                for _ in range(4):  # gradprobe's own hook wrappers keep the user's hook
+                    value = getattr(value, WRAPPED_ATTR, value)
+                code = getattr(value, "__code__", None)
+                if "hook" in name and code is not None and is_user_file(code.co_filename):
+                    found = code
+        tb = tb.tb_next
+    if found is None:
+        return None
+    returned = _last_return(found.co_filename, found.co_firstlineno)
+    return (found.co_filename, returned, found.co_name) if returned is not None else None
 
 
 # -- the line an entry's blame rule names ------------------------------------------------------

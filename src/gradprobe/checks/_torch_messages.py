@@ -4243,8 +4243,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Backward hook for Modules where no input requires gradient should always return None or None for all gradients.",
         "module hooks",
-        reason="todo: that hook returns gradients although no input requires grad",
-        proposed="full_hook_no_input_grad_return",
+        entry="full_hook_no_input_grad_return",
     ),
     _M(
         "torch/utils/hooks.py",

@@ -34,6 +34,7 @@ from gradprobe.checks._api import Check, Run, register
 from gradprobe.checks._blame import (
     blame,
     function_line,
+    hook_return_line,
     missing_method_line,
     provenance,
     raised_by_torch,
@@ -170,7 +171,11 @@ def _finding(run: Run, error: Exception) -> Finding:
         # not what to change
         cause, how = None, ""
     frame = traceback_frame(error.__traceback__, found.error) if found.error else None
-    if entry is not None and frame is not None and found.error is not None:
+    if entry is not None and entry.blame == "hook":
+        made = hook_return_line(error.__traceback__)
+        if made is not None:
+            cause, how = made, "what the hook returned"
+    elif entry is not None and frame is not None and found.error is not None:
         made = provenance(entry.blame, frame, found.error[1], run.events.nodes)
         if made is not None:
             cause, how = made, _HOW[entry.blame]

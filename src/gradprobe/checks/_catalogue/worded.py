@@ -293,6 +293,21 @@ WORDED: tuple[Entry, ...] = (
     ),
     # hooks
     _W(
+        "full_hook_no_input_grad_return",
+        "hooks",
+        "Backward hook for Modules where no input requires gradient should always return None "
+        "or None for all gradients.",
+        "the return statement of the hook",
+        "A full backward hook returned new gradients for a module none of whose inputs "
+        "requires grad (typically the first layer, fed the data batch). There is no input "
+        "gradient to replace there: grad_input is all None, and torch refuses a hook that "
+        "returns anything else.",
+        "Return None (or a tuple of None) when grad_input holds only None: "
+        "`if all(g is None for g in grad_input): return None`; or register the hook only on "
+        "layers after the first.",
+        blame="hook",
+    ),
+    _W(
         "hook_returned_non_tensor",
         "hooks",
         "expected Variable, but hook returned 'float'",
