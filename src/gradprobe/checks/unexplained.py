@@ -172,7 +172,7 @@ def _finding(run: Run, error: Exception) -> Finding:
         cause, how = None, ""
     frame = traceback_frame(error.__traceback__, found.error) if found.error else None
     if entry is not None and entry.blame == "hook":
-        made = hook_return_line(error.__traceback__)
+        made = hook_return_line(error.__traceback__) or _only_tensor_hook(run)
         if made is not None:
             cause, how = made, "what the hook returned"
     elif entry is not None and frame is not None and found.error is not None:
@@ -199,6 +199,15 @@ def _finding(run: Run, error: Exception) -> Finding:
         details={**details, "entry": None},
         locations=locations,
     )
+
+
+def _only_tensor_hook(run: Run) -> SourceLine | None:
+    """The return of the one tensor hook registered while recording (torch's C++ runs tensor
+    hooks, so no traceback shows which one returned what it refused); None with several."""
+    hooks = list(run.events.tensor_hooks.values())
+    if len(hooks) != 1:
+        return None
+    return hooks[0].returns or hooks[0].registered
 
 
 def _running(run: Run, error: BaseException, entry: Entry | None) -> tuple[SourceLine | None, str]:

@@ -311,13 +311,14 @@ WORDED: tuple[Entry, ...] = (
         "hook_returned_non_tensor",
         "hooks",
         "expected Variable, but hook returned 'float'",
-        "no line from the traceback: the finding points at the backward() call (`error`); "
-        "the hook's return is the line to change",
+        "the return of the tensor hook, when one tensor hook was registered while recording "
+        "(torch runs tensor hooks from C++: no traceback shows which one); else only the "
+        "backward() call (`error`)",
         "A tensor hook returned something other than a tensor or None, often a number from "
         ".item() or .norm() taken for logging. Whatever a hook returns replaces the gradient.",
         "Return None from hooks that only observe (log the value, then fall off the end), or "
         "return a tensor shaped like the gradient.",
-        roles=("error",),
+        blame="hook",
     ),
     _W(
         "post_accumulate_hook_non_leaf",
