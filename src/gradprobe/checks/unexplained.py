@@ -207,7 +207,8 @@ def _only_tensor_hook(run: Run) -> SourceLine | None:
     hooks = list(run.events.tensor_hooks.values())
     if len(hooks) != 1:
         return None
-    return hooks[0].returns or hooks[0].registered
+    line: SourceLine | None = hooks[0].returns or hooks[0].registered
+    return line
 
 
 def _running(run: Run, error: BaseException, entry: Entry | None) -> tuple[SourceLine | None, str]:
