@@ -175,6 +175,10 @@ def _finding(run: Run, error: Exception) -> Finding:
         made = hook_return_line(error.__traceback__) or _only_tensor_hook(run)
         if made is not None:
             cause, how = made, "what the hook returned"
+    elif entry is not None and entry.blame == "backward":
+        made = _last_backward(run)
+        if made is not None:
+            cause, how = made, "the backward() the refused call came after"
     elif entry is not None and frame is not None and found.error is not None:
         made = provenance(entry.blame, frame, found.error[1], run.events.nodes)
         if made is not None:
@@ -199,6 +203,15 @@ def _finding(run: Run, error: Exception) -> Finding:
         details={**details, "entry": None},
         locations=locations,
     )
+
+
+def _last_backward(run: Run) -> SourceLine | None:
+    """The line of the latest backward() the recording saw."""
+    for event in reversed(run.events.backwards):
+        if event.line is not None:
+            line: SourceLine = event.line
+            return line
+    return None
 
 
 def _only_tensor_hook(run: Run) -> SourceLine | None:

@@ -6,6 +6,6 @@ model = torch.nn.Linear(3, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 scaler = torch.amp.GradScaler("cpu")
 loss = model(torch.randn(4, 3)).sum()
-loss.backward()
-scaler.step(opt)  # <- CAUSE
+loss.backward()  # <- CAUSE
+scaler.step(opt)  # <- ERROR
 scaler.update()

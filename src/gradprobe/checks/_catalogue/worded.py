@@ -788,11 +788,13 @@ WORDED: tuple[Entry, ...] = (
         "AMP",
         "Attempted step but _scale is None.  This may indicate your script did not use "
         "scaler.scale(loss or outputs) earlier in the iteration.",
-        "the scaler.step / unscale_ / update call",
+        "the backward() that ran before it, on a loss the scaler never scaled (else the "
+        "scaler.step / unscale_ / update call)",
         "GradScaler was asked to step, unscale or update without having scaled a loss in "
         "this iteration, so it has no scale to undo.",
         "Backpropagate through the scaler: scaler.scale(loss).backward(), then "
         "scaler.step(opt) and scaler.update().",
+        blame="backward",
     ),
     _W(
         "scaler_no_inf_checks",
