@@ -156,6 +156,17 @@ def test_a_hook_on_the_parameter_is_a_use(tmp_path: Path) -> None:
             loss.backward()
             opt.step()
         """,
+        # a prompt tuned in front of a larger network left requires_grad=True: meant fixed
+        """
+        prompt = nn.Parameter(torch.zeros(6))
+        network = nn.Sequential(nn.Linear(6, 64), nn.ReLU(), nn.Linear(64, 3))
+        opt = torch.optim.SGD([prompt], lr=0.1)
+        for step in range(3):
+            loss = nn.functional.cross_entropy(network(x + prompt), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
         # an analysis script: gradients of a trained-elsewhere model, no optimizer
         """
         model = nn.Sequential(nn.Linear(6, 4), nn.ReLU(), nn.Linear(4, 3))

@@ -22,7 +22,9 @@ the optimizer trains (its forward input is downstream of them): a learnable loss
 the model's features, a fusion weight between trained layers. A module applied to the data
 itself (a fixed feature extractor left ``requires_grad=True``, the frozen front of a model
 trained only at its head, a reference copy) is left alone: from the end of a run that is a
-choice as often as a mistake.
+choice as often as a mistake. Nor is a set of modules left out whose parameters outnumber
+all those the optimizers hold: a network larger than what is trained (a language model
+under a tuned prompt) is one meant to stay fixed that still requires grad.
 """
 
 from __future__ import annotations
@@ -52,8 +54,12 @@ class _Unconsumed:
 
     module: torch.nn.Module
     names: list[str]
-    ids: set[int]
+    params: list[torch.Tensor]
     made: SourceLine | None
+
+    @property
+    def ids(self) -> set[int]:
+        return {id(p) for p in self.params}
 
 
 @register
@@ -73,9 +79,15 @@ class UnconsumedGradients(Check):
         everything = set().union(*held)
         found: list[Finding] = []
         causes: set[tuple[str, int]] = set()
-        for item in _unconsumed(events, run.modules, everything):
+        items = _unconsumed(events, run.modules, everything)
+        # a network larger than all that is trained, left out, is one meant to stay fixed
+        # (a pretrained language model under a tuned prompt, a perceptual-loss network)
+        fixed = _size(p for item in items for p in item.params) > _size(
+            p for opt in optimizers for group in opt.param_groups for p in group["params"]
+        )
+        for item in items:
             finding = _replaced(events, item, optimizers, held, run.modules)
-            if finding is None:
+            if finding is None and not fixed:
                 finding = _left_out(events, item, optimizers, held)
             cause = _cause(finding)
             if finding is not None and cause not in causes:
@@ -89,6 +101,10 @@ def _cause(finding: Finding | None) -> tuple[str, int]:
         if loc.role == "cause":
             return (loc.file, loc.line)
     return ("", 0)
+
+
+def _size(tensors: Iterable[torch.Tensor]) -> int:
+    return sum(t.numel() for t in tensors if isinstance(t, torch.Tensor))
 
 
 def _held(optimizer: Any) -> set[int]:
@@ -106,10 +122,10 @@ def _unconsumed(
             if id(p) not in held and _wasted(events, p)
         ]
         if names:
-            ids = [id(getattr(module, name)) for name in names]
+            params = [getattr(module, name) for name in names]
             # where its first parameter was made says more than the module's super().__init__
-            made = events.parameter_lines.get(ids[0]) or events.module_lines.get(id(module))
-            found.append(_Unconsumed(module, names, set(ids), made))
+            made = events.parameter_lines.get(id(params[0])) or events.module_lines.get(id(module))
+            found.append(_Unconsumed(module, names, params, made))
     return found
 
 
