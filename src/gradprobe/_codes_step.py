@@ -14,4 +14,20 @@ def _entry(code: str, kind: str, title: str, explanation: str, hint: str) -> Ent
 
 
 # one entry per invariant check, in code order
-STEP_CODES: tuple[Entry, ...] = ()
+STEP_CODES: tuple[Entry, ...] = (
+    # invariant 2: every gradient backward produces is consumed
+    _entry(
+        "GP170",
+        "gradient_never_consumed",
+        "a module's parameters get gradients that no optimizer steps",
+        "Backward fills the gradients of every parameter the loss reaches, but only an "
+        "optimizer that holds a parameter applies them. A learnable loss module (class "
+        "centres) left out of the optimizer, parameter groups collected by layer type that "
+        "skip a module's own Parameters, or a submodule replaced after the optimizer "
+        "collected the model's parameters: the gradients are computed at every step, pile "
+        "up, and the parameters never change. Nothing raises.",
+        "Give those parameters to an optimizer (a param group of their own is fine), and "
+        "build the optimizer after the model's last change, or copy new values into the "
+        "existing Parameters under torch.no_grad() instead of assigning new ones.",
+    ),
+)

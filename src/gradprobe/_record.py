@@ -43,7 +43,14 @@ from gradprobe._compat import node_creation_hook
 from gradprobe._lifetimes import watch_lifetimes
 from gradprobe._patch import Patches, SharedPatches
 from gradprobe._pictures import illustrate
-from gradprobe._recorder import Backward, Events, RecorderMode, _user_line, frameless
+from gradprobe._recorder import (
+    _MAX_EVENTS,
+    Backward,
+    Events,
+    RecorderMode,
+    _user_line,
+    frameless,
+)
 from gradprobe._recorder.events import EvalGraphs
 from gradprobe._recorder_patches import MODES, patches
 from gradprobe._source import line_location
@@ -554,6 +561,19 @@ def _built_in_forward(mode: RecorderMode, module: torch.nn.Module) -> None:
         events.forward_layers[line] = (count + 1, type(module).__name__, type(outer).__name__)
 
 
+def _note_inputs(events: Events, module: torch.nn.Module, args: Any) -> None:
+    """What a module with parameters of its own is applied to, on its first call with grad
+    enabled: the nodes of its tensor inputs (none for data)."""
+    if not torch.is_grad_enabled() or len(events.module_inputs) >= _MAX_EVENTS:
+        return
+    keys = []
+    for arg in args if isinstance(args, tuple) else (args,):
+        fn = arg.grad_fn if isinstance(arg, torch.Tensor) else None
+        if fn is not None:
+            keys.append((fn.name(), fn._sequence_nr()))
+    events.module_inputs[id(module)] = tuple(keys)
+
+
 def _module_hooks(patches: Patches) -> None:
     """Global module hooks: which modules ran, and the outermost module call's line."""
 
@@ -563,6 +583,8 @@ def _module_hooks(patches: Patches) -> None:
             if mode is None:
                 continue
             recording._modules.add(module)
+            if module._parameters and id(module) not in mode.events.module_inputs:
+                _note_inputs(mode.events, module, _args)
             if not mode.outer_module:  # the outermost call: note the line making it
                 mode.outer_module = id(module)
                 mode.outer_ref = weakref.ref(module)

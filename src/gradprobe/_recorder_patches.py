@@ -61,6 +61,7 @@ from gradprobe._recorder.events import (
     OptimizerMade,
     ParameterCopy,
     ParamHook,
+    Replaced,
     Schedule,
     StackedHook,
     TensorHook,
@@ -296,6 +297,34 @@ def _note_retie(
         return
 
 
+def _note_replaced(
+    modes: tuple[RecorderMode, ...], name: str, old: Any, new: Any, caller: FrameType
+) -> None:
+    """A submodule or Parameter assigned over the one a module had: what it replaced, and
+    the user's lines that led to it (the fix may sit in any of them)."""
+    if isinstance(new, torch.nn.Module):
+        before, after = list(old.parameters()), list(new.parameters())
+    else:
+        before, after = [old], [new]
+    if not before:
+        return
+    same = [tuple(p.shape) for p in before] == [tuple(p.shape) for p in after]
+    stack: list[SourceLine] = []
+    frame: FrameType | None = caller
+    while frame is not None and len(stack) < 8:
+        if is_user_file(frame.f_code.co_filename):
+            stack.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
+        frame = frame.f_back
+    kind = "module" if isinstance(new, torch.nn.Module) else "parameter"
+    old_ids = tuple(id(p) for p in before)
+    for mode in modes:
+        found = mode.events.replaced
+        if len(found) < 64:
+            found.append(
+                Replaced(next(mode.order), name, kind, id(new), old_ids, same, tuple(stack))
+            )
+
+
 def _note_clip(
     modes: tuple[RecorderMode, ...], args: tuple[Any, ...], kwargs: dict[str, Any], caller: Any
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -403,12 +432,17 @@ def _module_patches(p: Patches) -> None:
         old = None
         if isinstance(value, torch.nn.Parameter):
             old = self.__dict__.get("_parameters", {}).get(name)
+        elif isinstance(value, torch.nn.Module):
+            old = self.__dict__.get("_modules", {}).get(name)
         module_setattr(self, name, value)
         if old is not None and old is not value:
             modes = MODES.here()
             if modes:
                 with contextlib.suppress(Exception):
-                    _note_retie(modes, self, name, old, sys._getframe(1))
+                    _note_replaced(modes, name, old, value, sys._getframe(1))
+                if isinstance(old, torch.nn.Parameter):
+                    with contextlib.suppress(Exception):
+                        _note_retie(modes, self, name, old, sys._getframe(1))
 
     p.set(torch.nn.Module, "__setattr__", setattr_module)
 

@@ -25,6 +25,7 @@ __all__ = [
     "NodeRecord",
     "NonFinite",
     "Reparam",
+    "Replaced",
     "SourceLine",
     "Write",
 ]
@@ -415,6 +416,19 @@ class StackedHook(NamedTuple):
     attached: int  # the most attached at once from that line
 
 
+class Replaced(NamedTuple):
+    """A submodule or Parameter assigned over one a module already had (``model.fc =
+    nn.Linear(...)``, ``q.scale = nn.Parameter(...)``)."""
+
+    order: int
+    name: str  # the attribute
+    kind: str  # "module" or "parameter"
+    new: int  # id of what was assigned
+    old: tuple[int, ...]  # ids of the parameters it replaced
+    same_shapes: bool  # the new parameters have the old ones' shapes
+    stack: tuple[SourceLine, ...]  # the user's lines calling the assignment, innermost first
+
+
 class TensorHook(NamedTuple):
     """A ``Tensor.register_hook`` call, by the hook's ``__name__``."""
 
@@ -553,3 +567,11 @@ class Events:
     applied: dict[NodeKey, SourceLine] = field(default_factory=dict)
     # leaves given the same hook by one line again and again, still attached: line -> (GP310)
     stacked_hooks: dict[SourceLine | None, StackedHook] = field(default_factory=dict)
+    # modules with parameters of their own, by id -> the nodes of the tensors their first
+    # call with grad enabled was given: what their parameters are applied to
+    module_inputs: dict[int, tuple[NodeKey, ...]] = field(default_factory=dict)
+    # a leaf's filled .grad read by the user's code: id(leaf) -> the order of the last
+    # backward that had completed when it was first read
+    leaf_grad_reads: dict[int, int] = field(default_factory=dict)
+    # submodules and Parameters assigned over ones their module had, in order
+    replaced: list[Replaced] = field(default_factory=list)

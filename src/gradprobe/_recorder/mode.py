@@ -351,6 +351,8 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
             ):  # a gradient check, a comparison, a norm logged: the gradients were used
                 line = _user_line(sys._getframe(1)) if line is False else line
                 events.protocol.append(StepEvent(next(self.order), "read", line))
+            if result is not None and args and is_user_file(caller.f_code.co_filename):
+                self._leaf_read(args[0])
             if result is None and args and isinstance(args[0], torch.Tensor):
                 tensor = args[0]
                 node = _grad_fn(tensor)
@@ -554,6 +556,15 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         ):  # `p -= lr * p.grad` under no_grad: a hand-written optimizer step (GP134)
             with contextlib.suppress(Exception):
                 self.stale.manual_step(target, line if line is not False else None)  # type: ignore[arg-type]
+
+    def _leaf_read(self, tensor: Any) -> None:
+        """The user's code read a leaf's filled ``.grad``: note the first read, with the
+        last backward before it (a read inside the loop uses the gradients; a print after
+        the loop does not)."""
+        if isinstance(tensor, torch.Tensor) and _grad_fn(tensor) is None:
+            reads = self.events.leaf_grad_reads
+            if id(tensor) not in reads and len(reads) < _MAX_EVENTS:
+                reads[id(tensor)] = self.events.last_backward
 
     def _silent_writes(
         self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grad_in: bool, line: Any

@@ -39,6 +39,7 @@ from gradprobe.checks import custom_functions as custom_functions
 from gradprobe.checks import parameters as parameters
 from gradprobe.checks import discarded as discarded
 from gradprobe.checks import protocol as protocol
+from gradprobe.checks import consumed as consumed
 from gradprobe.checks import schedules as schedules
 from gradprobe.checks import warned as warned
 from gradprobe.checks import raised as raised
