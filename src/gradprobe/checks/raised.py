@@ -39,6 +39,7 @@ from gradprobe.checks._api import BackwardCall, Check, Run, register
 from gradprobe.checks._blame import made_line
 from gradprobe.checks._common import _locations, _where
 from gradprobe.checks._errortable import explain_plain
+from gradprobe.checks._impure import impure_line
 from gradprobe.errors import error_text
 from gradprobe.findings import Finding, make_finding
 
@@ -140,15 +141,17 @@ class BackwardArguments(Check):
                 return ()
             called, recomputed = self.checkpoints[-1]
             assert recomputed is not None
+            differs = impure_line(recomputed)
+            why = f" It runs differently the second time from {_where(differs)}." if differs else ""
             return (
                 make_finding(
                     code,
                     message=(
                         f"{words} The checkpointed function is {recomputed[2]}(), defined at "
                         f"{_where(recomputed)} and checkpointed at {_where(called)}; the "
-                        f"backward at {_where(event.line)} recomputed it."
+                        f"backward at {_where(event.line)} recomputed it.{why}"
                     ),
-                    locations=_locations((recomputed, "cause"), (event.line, "error")),
+                    locations=_locations((differs or recomputed, "cause"), (event.line, "error")),
                     details={"function": recomputed[2]},
                 ),
             )

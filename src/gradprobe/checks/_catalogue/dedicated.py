@@ -318,7 +318,9 @@ DEDICATED: tuple[Entry, ...] = (
         "GP155",
         "torch.utils.checkpoint: A different number of tensors was saved during the original "
         "forward and recomputation.",
-        "the def line of the checkpointed function (the backward is the error)",
+        "the line of the checkpointed function (or a function it calls) that makes a second run "
+        "differ: a write to state kept across calls, a Python or NumPy random draw; else its "
+        "def line (the backward is the error)",
         ("cause", "error"),
     ),
     _E(
@@ -328,7 +330,9 @@ DEDICATED: tuple[Entry, ...] = (
         "GP155",
         "torch.utils.checkpoint: Recomputed values for the following tensors have different "
         "metadata than during the forward pass.",
-        "the def line of the checkpointed function",
+        "the line of the checkpointed function (or a function it calls) that makes a second run "
+        "differ: a write to state kept across calls, a Python or NumPy random draw; else its "
+        "def line",
         ("cause", "error"),
     ),
     _E(
