@@ -292,3 +292,18 @@ def test_patches_are_undone_and_the_switches_left_as_the_user_set_them() -> None
         with torch.set_grad_enabled(False):
             assert not torch.is_grad_enabled()
         assert torch.is_grad_enabled()
+
+
+def test_torch_s_own_plain_calls_around_a_step_do_not_hide_the_user_s() -> None:
+    """optimizer.step() sets and restores the grad mode with plain calls of its own."""
+    w = torch.nn.Parameter(torch.randn(3))
+    opt = torch.optim.SGD([w], lr=0.1)
+    with gradprobe.record() as rec:
+        (w * 2).sum().backward()
+        torch.set_grad_enabled(False)
+        opt.step()
+        loss = (w * 2).sum().requires_grad_(True)
+        loss.backward()
+        opt.step()
+    (finding,) = [f for f in rec.findings if f.code == "GP174"]
+    assert finding.locations[0].text == "torch.set_grad_enabled(False)"

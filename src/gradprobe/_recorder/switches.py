@@ -17,6 +17,7 @@ import torch
 
 from gradprobe._recorder.events import SwitchSet
 from gradprobe._recorder.frames import user_stack
+from gradprobe._source import is_user_file
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,12 +40,18 @@ def switch_patches(p: Patches, active: Callable[[], tuple[RecorderMode, ...]]) -
     def set_default_dtype(d: Any) -> None:
         real_set_dtype(d)
         modes = active()
-        if modes:
-            note = SwitchSet(str(d), user_stack(sys._getframe(1)))
+        if modes and _by_user(caller := sys._getframe(1)):
+            note = SwitchSet(str(d), user_stack(caller))
             for mode in modes:
                 mode.events.switches[DEFAULT_DTYPE] = note
 
     p.set(torch, "set_default_dtype", set_default_dtype)
+
+
+def _by_user(caller: Any) -> bool:
+    """Whether the user's code made the call: torch sets and restores the grad mode around
+    every optimizer step with plain calls, which are torch's business."""
+    return is_user_file(caller.f_code.co_filename)
 
 
 def _grad_patches(p: Patches, active: Callable[[], tuple[RecorderMode, ...]]) -> None:
@@ -54,8 +61,8 @@ def _grad_patches(p: Patches, active: Callable[[], tuple[RecorderMode, ...]]) ->
     def init(self: Any, mode_: bool) -> None:
         real_init(self, mode_)
         modes = active()
-        if modes:
-            note = SwitchSet(str(bool(mode_)), user_stack(sys._getframe(1)))
+        if modes and _by_user(caller := sys._getframe(1)):
+            note = SwitchSet(str(bool(mode_)), user_stack(caller))
             for mode in modes:
                 switches = mode.events.switches
                 mode.grad_switch = (id(self), switches.get(GRAD))
