@@ -30,4 +30,19 @@ STEP_CODES: tuple[Entry, ...] = (
         "build the optimizer after the model's last change, or copy new values into the "
         "existing Parameters under torch.no_grad() instead of assigning new ones.",
     ),
+    # invariant 5: global switches are scoped (checks/switches.py)
+    _entry(
+        "GP174",
+        "switch_left_set",
+        "a helper left a global switch set, and training ran under it",
+        "A function set a process-wide switch for its own work and returned without "
+        "restoring it: model.eval() in a validation helper, torch.set_grad_enabled(False) "
+        "called as a function, torch.set_default_dtype(torch.bfloat16) in a model loader. "
+        "The training that runs after it inherits the switch: steps in eval mode (Dropout "
+        "off, BatchNorm frozen), losses without a graph, parameters in low precision whose "
+        "updates round away. Nothing raises.",
+        "Restore the switch before the function returns (model.train(), a `with "
+        "torch.no_grad():` block instead of the plain call, the previous default dtype set "
+        "back in a `finally:`), or restore it in the loop right after calling the function.",
+    ),
 )

@@ -69,6 +69,7 @@ from gradprobe._recorder.events import (
 )
 from gradprobe._recorder.flows import INFERENCE_PER_BLOCK
 from gradprobe._recorder.owners import holders_of
+from gradprobe._recorder.switches import switch_patches
 from gradprobe._source import is_user_file
 from gradprobe._threads import ThreadBound
 
@@ -139,6 +140,7 @@ def _install(p: Patches) -> None:
     _module_patches(p)
     _optimizer_patches(p)
     _grad_mode_patches(p)
+    switch_patches(p, MODES.here)
     _reparam_patches(p)
     _log_prob_patches(p)
     _scaler_patches(p)
@@ -675,7 +677,7 @@ def _before_step(mode: RecorderMode, optimizer: Any, caller: FrameType, closure:
         ) and len(events.idle) < _MAX_EVENTS:
             events.idle.update(id(p) for p in params)
         if mode.evals:
-            _stepped_evals(mode, {id(p) for p in params if p.grad is not None})
+            _stepped_evals(mode, {id(p) for p in params if p.grad is not None}, caller)
     if mode.in_optimizer == 1:
         mode.step_line = _user_line(caller)
         with contextlib.suppress(Exception):

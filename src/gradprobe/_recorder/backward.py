@@ -98,6 +98,7 @@ class _BackwardNotes:
                         line,
                         self.made_leaves.get(root),
                         self._no_grad_origin(root),
+                        torch.is_grad_enabled(),
                     )
                 )
         event = Backward(next(self.order), line, _names(func), keys, bool(retain))

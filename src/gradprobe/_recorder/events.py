@@ -27,6 +27,8 @@ __all__ = [
     "Reparam",
     "Replaced",
     "SourceLine",
+    "Stack",
+    "SwitchSet",
     "Write",
 ]
 
@@ -272,6 +274,7 @@ class LeafBackward(NamedTuple):
     made: SourceLine | None  # where the leaf was made
     # the no_grad block its values came through, and where requires_grad was switched on
     origin: tuple[SourceLine | None, SourceLine | None]
+    grad_on: bool = True  # the grad mode when backward() was called
 
 
 class GradTarget(NamedTuple):
@@ -376,11 +379,25 @@ class LateLeaf(NamedTuple):
     built: SourceLine | None  # the graph's first line
 
 
+Stack = tuple[SourceLine, ...]  # the user's frames of a call, outermost first
+
+
 class EvalModeStep(NamedTuple):
     """A module stepped while still in eval mode after it had trained in train mode."""
 
     eval_line: SourceLine | None
     train_line: SourceLine | None  # the user's last train() before it
+    eval_stack: Stack = ()  # the user's frames of that eval() call
+    step_stack: Stack = ()  # and of the step that found the module in eval mode
+
+
+class SwitchSet(NamedTuple):
+    """A process-wide switch set by a plain call, which nothing undoes for the caller (a
+    ``with`` block or a decorator would): ``torch.set_grad_enabled(False)`` as a statement,
+    ``torch.set_default_dtype(...)``."""
+
+    value: str  # what it was set to: "False", "torch.bfloat16"
+    stack: Stack  # the user's frames of the call
 
 
 class ParameterCopy(NamedTuple):
@@ -555,6 +572,9 @@ class Events:
     # modules stepped while still in eval mode after having trained in train mode:
     # id(module) -> (the eval() line, the user's last train() line before it) (GP131)
     eval_mode_steps: dict[int, EvalModeStep] = field(default_factory=dict)
+    # the latest plain call that set each process-wide switch: "grad" (set_grad_enabled),
+    # "default_dtype" -> what it set and the user's frames of the call
+    switches: dict[str, SwitchSet] = field(default_factory=dict)
     # nn.Parameter(p.clone()) of another parameter p: (line, id(p), id(new parameter))
     parameter_copies: list[ParameterCopy] = field(default_factory=list)
     # ops that refused an inference tensor: (line, cuts that made the tensor)

@@ -22,11 +22,18 @@ from typing import Any
 
 import torch
 
-from gradprobe._recorder.events import SourceLine
+from gradprobe._recorder.events import SourceLine, Stack
 from gradprobe._source import is_gradprobe_file, is_user_file
 from gradprobe.errors import UNPRINTABLE, error_text
 
-__all__ = ["call_from", "frameless", "is_relay", "passes_calls_on", "plain_caller"]
+__all__ = [
+    "call_from",
+    "frameless",
+    "is_relay",
+    "passes_calls_on",
+    "plain_caller",
+    "user_stack",
+]
 
 # Files whose frames only pass a torch call on to the mode: the caller is above them. All
 # of the recorder's own files are: a recording inside another one calls torch from them
@@ -149,6 +156,19 @@ def _user_line(frame: FrameType | None) -> SourceLine | None:
             return (code.co_filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return None
+
+
+def user_stack(frame: FrameType | None) -> Stack:
+    """The user's frames from ``frame`` outwards, as lines, outermost first: who called
+    whom down to the call. Read only where a switch changes or a step meets one (rare)."""
+    lines: list[SourceLine] = []
+    while frame is not None:
+        code = frame.f_code
+        if is_user_file(code.co_filename):
+            lines.append((code.co_filename, frame.f_lineno, code.co_name))
+        frame = frame.f_back
+    lines.reverse()
+    return tuple(lines)
 
 
 _DRIVERS = tuple(

@@ -66,7 +66,9 @@ from gradprobe._recorder.events import (
     NonFinite,
     OpLine,
     SourceLine,
+    Stack,
     StepEvent,
+    SwitchSet,
     Write,
 )
 from gradprobe._recorder.flows import _FlowNotes
@@ -202,9 +204,12 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         self.op_hook: Callable[[Any, tuple[Any, ...], dict[str, Any], Any, Any], Any] | None
         self.op_hook = None
         # modules the user called eval() (or train(False)) on: id -> (weak ref, line,
-        # optimizer steps taken before the call)
-        self.evals: dict[int, tuple[weakref.ref[Any], SourceLine | None, int]] = {}
+        # optimizer steps taken before the call, the user's frames of the call)
+        self.evals: dict[int, tuple[weakref.ref[Any], SourceLine | None, int, Stack]] = {}
         self.train_lines: dict[int, SourceLine | None] = {}  # id -> the last train() call
+        # the latest set_grad_enabled object made and what events.switches held before it:
+        # a `with` or a decorator that takes it up next puts that back (it restores itself)
+        self.grad_switch: tuple[int, SwitchSet | None] | None = None
         # (the hook dict's weak ref, key, the user's hook) of tensor hooks this recording
         # wrapped; given back when it ends (gradprobe._recorder_patches)
         self.wrapped_hooks: list[tuple[Any, int, Any]] = []

@@ -13,8 +13,14 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from gradprobe._compat import OVERLAPPING_WRITE_ERROR
-from gradprobe._recorder.events import _MAX_EVENTS, EvalModeStep, Events, HookWrite, SourceLine
-from gradprobe._recorder.frames import _user_line
+from gradprobe._recorder.events import (
+    _MAX_EVENTS,
+    EvalModeStep,
+    Events,
+    HookWrite,
+    SourceLine,
+)
+from gradprobe._recorder.frames import _user_line, user_stack
 from gradprobe._recorder.lines import _inplace_line
 from gradprobe._recorder.tensors import _version
 from gradprobe._source import is_user_file
@@ -40,14 +46,18 @@ def _note_mode(mode: RecorderMode, module: torch.nn.Module, on: Any, frame: Any)
         if len(mode.train_lines) < _MAX_EVENTS:
             mode.train_lines[id(module)] = _user_line(frame)
     elif id(module) not in mode.evals and len(mode.evals) < _MAX_EVENTS:
-        mode.evals[id(module)] = (weakref.ref(module), _user_line(frame), mode.events.steps)
+        stack = user_stack(frame)
+        line = stack[-1] if stack else None
+        mode.evals[id(module)] = (weakref.ref(module), line, mode.events.steps, stack)
 
 
-def _stepped_evals(mode: RecorderMode, stepped: set[int]) -> None:
-    """At an optimizer step: eval()'d modules whose parameters it updates with gradients
-    (GP111), and those of them still in eval mode after training in train mode (GP131)."""
+def _stepped_evals(mode: RecorderMode, stepped: set[int], caller: Any) -> None:
+    """At an optimizer step (called from ``caller``): eval()'d modules whose parameters it
+    updates with gradients (GP111), and those of them still in eval mode after training in
+    train mode (GP131), with who called that eval() and this step."""
     events = mode.events
-    for ident, (ref, line, steps_before) in list(mode.evals.items()):
+    step_stack: tuple[SourceLine, ...] | None = None
+    for ident, (ref, line, steps_before, eval_stack) in list(mode.evals.items()):
         module = ref()
         if module is None:
             del mode.evals[ident]
@@ -59,7 +69,11 @@ def _stepped_evals(mode: RecorderMode, stepped: set[int]) -> None:
         if any(id(p) in stepped for p in module.parameters()):
             events.eval_trained.setdefault(ident, line)
             if not module.training and steps_before:
-                events.eval_mode_steps[ident] = EvalModeStep(line, mode.train_lines.get(ident))
+                if step_stack is None:
+                    step_stack = user_stack(caller)
+                events.eval_mode_steps[ident] = EvalModeStep(
+                    line, mode.train_lines.get(ident), eval_stack, step_stack
+                )
 
 
 def _writes_watched(hook: Any, name: str, events: Events) -> Any:

@@ -34,6 +34,7 @@ from gradprobe.checks import freed_graphs as freed_graphs
 from gradprobe.checks import saved_tensors as saved_tensors
 from gradprobe.checks import optimizer as optimizer
 from gradprobe.checks import modes as modes
+from gradprobe.checks import switches as switches
 from gradprobe.checks import losses as losses
 from gradprobe.checks import custom_functions as custom_functions
 from gradprobe.checks import parameters as parameters

@@ -4,7 +4,7 @@ finding's :class:`~gradprobe.Location`, or as "line N" in a message."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import torch
 
@@ -164,3 +164,25 @@ def backpropagated(events: Events, node: NodeKey | None, after: int) -> bool:
                 seen.add(consumer)
                 frontier.append(consumer)
     return False
+
+
+def left_set_by(
+    set_stack: Sequence[SourceLine], work_stack: Sequence[SourceLine]
+) -> SourceLine | None:
+    """The line of the function that set a switch and returned with it still set, for
+    work that then ran under it: the first frame of ``set_stack`` below the functions
+    both stacks share (the caller that called that function, then did the work). None
+    when the switch was set in a function the work runs in (set there on purpose, or
+    the loop's own order, which GP131 reads).
+
+    Functions are told apart by file and name: a frame that returned and a later call of
+    the same function look alike, and that later call is where the work runs.
+    """
+    shared = 0
+    for made, work in zip(set_stack, work_stack, strict=False):
+        if (made[0], made[2]) != (work[0], work[2]):
+            break
+        shared += 1
+    if shared == 0 or shared >= len(set_stack):
+        return None
+    return set_stack[shared]

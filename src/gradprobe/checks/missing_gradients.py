@@ -27,6 +27,7 @@ from gradprobe._recorder import (
 from gradprobe._recorder.events import Cut, OpLine
 from gradprobe._recorder.ops import ZERO_DERIVATIVE
 from gradprobe._recorder.owners import qualified_owner
+from gradprobe._recorder.switches import GRAD
 from gradprobe._source import shown_file, traceback_location
 from gradprobe.checks._api import BackwardCall, Check, OpCall, Run, register
 from gradprobe.checks._common import (
@@ -461,7 +462,10 @@ def _flat_gradients(
 def _leaf_backwards(events: Events) -> list[Finding]:
     if not events.leaf_backwards:
         return []
-    order, line, made, (no_grad, switched) = events.leaf_backwards[0]
+    order, line, made, (no_grad, switched), grad_on = events.leaf_backwards[0]
+    left_off = events.switches.get(GRAD)
+    if not grad_on and no_grad is None and left_off is not None and left_off.value == "False":
+        return []  # gradients left off by a plain set_grad_enabled(False): GP174 names it
     if no_grad is not None and switched is not None:
         return [_band_aid(line, no_grad, switched)]
     earlier = [c for c in events.cuts.values() if c.kind in _LOSSY and c.order < order]

@@ -15,7 +15,14 @@ from gradprobe._recorder import (
     SourceLine,
 )
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.checks._common import _locations, _top_modules, _where, backpropagated, location
+from gradprobe.checks._common import (
+    _locations,
+    _top_modules,
+    _where,
+    backpropagated,
+    left_set_by,
+    location,
+)
 from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = ["EvalFreeze", "EvalModeTraining", "FunctionalDropout", "InferenceTensors"]
@@ -245,7 +252,10 @@ def eval_mode_training(events: Events, modules: Sequence[torch.nn.Module]) -> li
         changed = sorted({type(m).__name__ for m in top.modules() if reads_training(m)})
         if not changed:
             continue  # no Dropout or BatchNorm: eval mode changes nothing
-        eval_line, train_line = events.eval_mode_steps[id(top)]
+        stepped = events.eval_mode_steps[id(top)]
+        if left_set_by(stepped.eval_stack, stepped.step_stack) is not None:
+            continue  # a helper left the model in eval mode: GP174 (checks/switches.py)
+        eval_line, train_line = stepped.eval_line, stepped.train_line
         kind = type(top).__name__
         message = (
             f"The {kind} was switched to eval mode at {_where(eval_line)} after it had "
