@@ -471,6 +471,10 @@ def _module_patches(p: Patches) -> None:
 
     p.set(torch.nn.Module, "__init__", init_module)
 
+    # model.half() / .bfloat16() / .to(torch.float16): where parameters became low precision
+    for name in ("half", "bfloat16", "to"):
+        p.set(torch.nn.Module, name, _noting_precision(getattr(torch.nn.Module, name)))
+
     # Custom Functions: their ctx, as each apply returns (tensors kept on it, GP129).
     apply_now = torch.autograd.Function.__dict__["apply"]
 
@@ -932,3 +936,28 @@ def _reparam_patches(p: Patches) -> None:
 
 
 SHARED = SharedPatches(_install)
+
+
+_LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def _noting_precision(convert: Any) -> Any:
+    """``Module.half`` (and ``bfloat16``, ``to``) that notes the user's line when the module's
+    parameters come out in 16 bits (GP162 names it: a GradScaler cannot unscale them)."""
+
+    @functools.wraps(convert)
+    def noted(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+        result = convert(self, *args, **kwargs)
+        modes = MODES.here()
+        if modes:
+            with contextlib.suppress(Exception):
+                first = next(self.parameters(), None)
+                if first is not None and first.dtype in _LOW_PRECISION:
+                    line = _user_line(sys._getframe(1))
+                    for mode in modes:
+                        events = mode.events
+                        if len(events.low_precision) < _MAX_EVENTS:
+                            events.low_precision.append(line)
+        return result
+
+    return noted

@@ -140,3 +140,20 @@ def test_a_function_without_backward_names_its_misspelled_method(tmp_path: Path)
     result = diagnose_script(script)
     (finding,) = [f for f in result.findings if f.code == "GP168"]
     assert finding.cause is not None and finding.cause.text == "def backwrd(ctx, grad):"
+
+
+def test_a_half_model_under_a_scaler_names_the_half_call() -> None:
+    half, to = torch.nn.Module.half, torch.nn.Module.to
+    with pytest.raises(ValueError), gradprobe.record() as rec:
+        model = torch.nn.Linear(3, 1)
+        model = model.to(torch.float16)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        scaler.scale(model(torch.randn(4, 3).half()).float().sum()).backward()
+        scaler.step(opt)
+    (finding,) = [f for f in rec.findings if f.code == "GP162"]
+    roles = {loc.role: loc.text for loc in finding.locations}
+    assert roles["cause"] == "model = model.to(torch.float16)"
+    assert roles["error"] == "scaler.step(opt)"
+    assert (torch.nn.Module.half, torch.nn.Module.to) == (half, to)
+    assert model.weight.dtype == torch.float16  # the conversion itself is unchanged

@@ -585,6 +585,8 @@ class Events:
     # custom Function nodes (torch's checkpoint too) -> the user's line that called .apply
     # (a node is otherwise recorded where an op first used it)
     applied: dict[NodeKey, SourceLine] = field(default_factory=dict)
+    # module.half() / .bfloat16() / .to(float16) calls that left parameters in 16 bits
+    low_precision: list[SourceLine | None] = field(default_factory=list)
     # leaves given the same hook by one line again and again, still attached: line -> (GP310)
     stacked_hooks: dict[SourceLine | None, StackedHook] = field(default_factory=dict)
     # modules with parameters of their own, by id -> the nodes of the tensors their first

@@ -80,7 +80,26 @@ class ErrorText(Check):
             finding = _input_made(run, finding)
         if finding.code == "GP102":
             finding = _written_leaf(run, finding)
+        if finding.code == "GP162":
+            finding = _made_half(run, finding)
         return (finding,)
+
+
+def _made_half(run: Run, finding: Finding) -> Finding:
+    """GP162 at the line that made the parameters 16-bit (``model.half()``), the refusing
+    scaler call as the error, when the recording saw the conversion."""
+    made = next((line for line in reversed(run.events.low_precision) if line), None)
+    if made is None:
+        return finding
+    refused = [loc for loc in finding.locations if loc.role == "cause"][:1]
+    return replace(
+        finding,
+        locations=(
+            *_locations((made, "cause")),
+            *(replace(loc, role="error") for loc in refused),
+            *(loc for loc in finding.locations if loc.role not in ("cause", "error")),
+        ),
+    )
 
 
 def _carried_non_leaf(run: Run, finding: Finding) -> Finding | None:

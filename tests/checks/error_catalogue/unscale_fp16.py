@@ -2,10 +2,10 @@
 
 import torch
 
-model = torch.nn.Linear(3, 1).half()
+model = torch.nn.Linear(3, 1).half()  # <- CAUSE
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 scaler = torch.amp.GradScaler("cpu")
 loss = model(torch.randn(4, 3).half()).float().sum()
 scaler.scale(loss).backward()
-scaler.step(opt)  # <- CAUSE
+scaler.step(opt)  # <- ERROR
 scaler.update()

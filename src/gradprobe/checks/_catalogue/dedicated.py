@@ -415,7 +415,9 @@ DEDICATED: tuple[Entry, ...] = (
         t.FP16_UNSCALE_ERROR,
         "GP162",
         "Attempting to unscale FP16 gradients.",
-        "the scaler.step / unscale_ call (the parameters are float16)",
+        "the model.half() (or .to(torch.float16)) that made the parameters 16-bit, when the "
+        "recording saw it; else the scaler.step / unscale_ call",
+        ("cause", "error"),
     ),
     # -- DDP ---------------------------------------------------------------------------
     _E(
