@@ -270,6 +270,9 @@ class DistributedErrors(Check):
         # the unused layers are what to change (use them, drop them, or tell DDP about
         # them at the wrapper); with none found, the wrapper line
         causes = [line for line in owners[:2] if line is not None] or [line]
+        twice = _marked_twice(run.events) if code == "GP164" else None
+        if twice is not None:
+            causes, named = list(twice[0]), f" {twice[1]}"
         return (
             make_finding(
                 code,
@@ -285,6 +288,29 @@ class DistributedErrors(Check):
                 details={"unused": unused} if code == "GP163" else None,
             ),
         )
+
+
+def _marked_twice(events: Events) -> tuple[list[SourceLine], str] | None:
+    """Why DDP saw one parameter's gradient twice in one backward: a reentrant checkpoint
+    (its backward runs the block's backward again, inside the outer one) at the checkpoint
+    call; several backward passes through one forward (retain_graph=True) at the backward
+    that ran again."""
+    reentrant = list(dict.fromkeys(l for k, l in events.applied.items() if k[0] in _REENTRANT))
+    if reentrant:
+        return reentrant[-2:], (
+            "A reentrant checkpoint runs the backward of its block again inside the outer "
+            "backward, so DDP sees those parameters ready twice: pass use_reentrant=False."
+        )
+    calls = list(events.backwards)
+    if len(calls) >= 2 and calls[-2].retain_graph and calls[-1].line is not None:
+        return [calls[-1].line], (
+            "This backward ran through a graph an earlier backward (retain_graph=True) already "
+            "went through since the last forward: sum the losses and call backward() once."
+        )
+    return None
+
+
+_REENTRANT = frozenset(["CheckpointFunctionBackward"])
 
 
 def grad_without_graph(events: Events) -> Backward | None:

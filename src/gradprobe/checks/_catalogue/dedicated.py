@@ -435,7 +435,9 @@ DEDICATED: tuple[Entry, ...] = (
         t.DDP_READY_TWICE_ERROR,
         "GP164",
         "Expected to mark a variable ready only once.",
-        "the DistributedDataParallel(...) line (the backward is the error)",
+        "the reentrant checkpoint(...) calls in the model, or the backward that ran again "
+        "through one forward (retain_graph=True); else the DistributedDataParallel(...) line "
+        "(the backward is the error)",
         ("cause", "error"),
     ),
 )
