@@ -369,6 +369,9 @@ WORDED_TEXTS: dict[str, str | re.Pattern[str]] = {
     "full_hook_no_input_grad_return": (
         "Backward hook for Modules where no input requires gradient should always return None"
     ),
+    "ddp_lazy_params": (
+        "Modules with uninitialized parameters can't be used with `DistributedDataParallel`"
+    ),
     "mark_dirty_not_returned": (
         "Some elements marked as dirty during the forward method were not returned as output"
     ),

@@ -44,6 +44,7 @@ __all__ = [
     "hook_return_line",
     "made_line",
     "missing_method_line",
+    "named_values",
     "provenance",
     "raised_by_torch",
     "returned_line",
@@ -261,6 +262,15 @@ def _single_precision(tensor: torch.Tensor) -> bool:
 # -- where the tensor a line names was made ----------------------------------------------------
 
 _NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # a name, not an attribute after a dot
+
+
+def named_values(frame: FrameType, line: int) -> Iterator[object]:
+    """The values of the names ``line`` of ``frame`` reads, in order (attributes after a dot
+    left out)."""
+    values = dict(frame_variables(frame))
+    for name in dict.fromkeys(_NAME.findall(linecache.getline(frame.f_code.co_filename, line))):
+        if name in values:
+            yield values[name]
 
 
 def made_line(

@@ -4817,8 +4817,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Modules with uninitialized parameters can't be used with `DistributedDataParallel`. Run a dummy forward pass to",
         "DDP",
-        reason="todo: DDP of a module with lazy (uninitialized) parameters",
-        proposed="ddp_lazy_params",
+        entry="ddp_lazy_params",
     ),
     _M(
         "torch/nn/parallel/distributed.py",

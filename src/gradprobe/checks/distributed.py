@@ -334,7 +334,7 @@ class DistributedRun(Check):
         rank, world = _rank_world(group)
         lines = self._run.events.parameter_lines if self._run is not None else {}
         params = [
-            [name, list(p.shape), p.requires_grad, _json_line(lines.get(id(p)))]
+            [name, _made_shape(p), p.requires_grad, _json_line(lines.get(id(p)))]
             for name, p in module.named_parameters()
         ]
         _ranklog.note("rank", rank=rank, world=world)
@@ -831,3 +831,11 @@ def _branch(call: SourceLine) -> SourceLine | None:
             if inside and (best is None or node.lineno > best.lineno):
                 best = node
     return None if best is None else (filename, best.lineno, function)
+
+
+def _made_shape(parameter: torch.Tensor) -> list[int]:
+    """The parameter's shape; none yet for a lazy layer's (reading it raises, and DDP itself
+    refuses such a model with its own error, which must reach the user unchanged)."""
+    if isinstance(parameter, torch.nn.parameter.UninitializedParameter):
+        return []
+    return list(parameter.shape)

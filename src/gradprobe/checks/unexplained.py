@@ -24,6 +24,7 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from types import FrameType
 
 import torch
 
@@ -36,6 +37,7 @@ from gradprobe.checks._blame import (
     function_line,
     hook_return_line,
     missing_method_line,
+    named_values,
     provenance,
     raised_by_torch,
     running_function,
@@ -175,6 +177,10 @@ def _finding(run: Run, error: Exception) -> Finding:
         made = hook_return_line(error.__traceback__) or _only_tensor_hook(run)
         if made is not None:
             cause, how = made, "what the hook returned"
+    elif entry is not None and entry.blame == "lazy" and frame is not None and found.error:
+        made = _lazy_layer(run, frame, found.error[1])
+        if made is not None:
+            cause, how = made, "where the lazy layer was made"
     elif entry is not None and entry.blame == "backward":
         made = _last_backward(run)
         if made is not None:
@@ -203,6 +209,21 @@ def _finding(run: Run, error: Exception) -> Finding:
         details={**details, "entry": None},
         locations=locations,
     )
+
+
+def _lazy_layer(run: Run, frame: FrameType, line: int) -> SourceLine | None:
+    """Where the first lazy layer (parameters not yet made) of a model named on ``line`` of
+    ``frame`` was made, as the recording saw its ``__init__``."""
+    uninitialized = torch.nn.parameter.UninitializedParameter
+    for model in named_values(frame, line):
+        if not isinstance(model, torch.nn.Module):
+            continue
+        for module in model.modules():
+            if any(isinstance(p, uninitialized) for p in module.parameters(recurse=False)):
+                made: SourceLine | None = run.events.module_lines.get(id(module))
+                if made is not None:
+                    return made
+    return None
 
 
 def _last_backward(run: Run) -> SourceLine | None:

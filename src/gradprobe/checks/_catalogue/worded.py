@@ -784,6 +784,21 @@ WORDED: tuple[Entry, ...] = (
     ),
     # AMP
     _W(
+        "ddp_lazy_params",
+        "DDP",
+        "Modules with uninitialized parameters can't be used with `DistributedDataParallel`. "
+        "Run a dummy forward pass to correctly initialize the modules",
+        "where the lazy layer (nn.LazyLinear, nn.LazyConv2d) inside the wrapped model was made",
+        "A lazy layer creates its parameters at its first forward call, from the shape of "
+        "what it is given. DistributedDataParallel must know every parameter when it is "
+        "built, to broadcast and bucket them, so a model whose lazy layers never ran cannot "
+        "be wrapped.",
+        "Run one forward pass on a batch of the right shape before wrapping "
+        "(model(sample); model = DDP(model)), or give the layer its input size "
+        "(nn.Linear(in_features, 3)).",
+        blame="lazy",
+    ),
+    _W(
         "scaler_without_scale",
         "AMP",
         "Attempted step but _scale is None.  This may indicate your script did not use "
