@@ -14,4 +14,19 @@ def _entry(code: str, kind: str, title: str, explanation: str, hint: str) -> Ent
 
 
 # one entry per invariant check, in code order
-STEP_CODES: tuple[Entry, ...] = ()
+STEP_CODES: tuple[Entry, ...] = (
+    # invariant 4: a step changes what it should, and nothing else
+    _entry(
+        "GP172",
+        "learning_rate_compounded",
+        "a factor applied to the learning rate at every step compounded it to nothing",
+        "The code sets param_group['lr'] from its own previous value at every step (a "
+        "layer-wise decay or a per-group multiplier written as group['lr'] = group['lr'] * "
+        "scale inside the step or the loop): after k steps the rate is scale**k of its "
+        "start, so within a few dozen steps it is below a millionth of it and the steps "
+        "leave those parameters unchanged. No scheduler is involved, so nothing logs it.",
+        "Apply the factor once, when the param groups are built (lr=base_lr * scale), or "
+        "compute the rate from a stored base at each step (group['lr'] = group['base_lr'] * "
+        "factor(step)); for a schedule, use torch.optim.lr_scheduler.",
+    ),
+)

@@ -109,7 +109,7 @@ class _Cycle:
 
 
 class _Moved(NamedTuple):
-    """A frozen parameter a step still changed: where it was frozen, the latest step that
+    """A frozen parameter a step still changed: where it was frozen, the first step that
     moved it, the ``zero_grad()`` of that optimizer that kept its ``.grad`` between two such
     steps (if one did), and how many steps moved it."""
 
@@ -205,14 +205,16 @@ class Timeline:
         cycle = self.cycles.get(event.optimizer)
         for key in event.params:
             before = self.moved.get(key)
+            if before is None:
+                self.moved[key] = _Moved(
+                    event.origin, event.line, None, event.optimizer, 1, event.order
+                )
+                continue
             # a zero_grad() of this optimizer between two steps that moved the parameter
             # left its .grad in place: that call is what keeps it moving
-            kept = before is not None and cycle is not None and cycle.zeroed > before.order
-            zero = cycle.zero if kept and cycle is not None else None
-            steps = before.steps + 1 if before is not None else 1
-            self.moved[key] = _Moved(
-                event.origin, event.line, zero, event.optimizer, steps, event.order
-            )
+            kept = cycle is not None and cycle.zeroed > before.order
+            zero = cycle.zero if kept and cycle is not None else before.zero
+            self.moved[key] = before._replace(zero=zero, steps=before.steps + 1, order=event.order)
 
     def _cycle(self, zero: StepEvent, fresh: bool) -> None:
         cycle = self.cycles.get(zero.optimizer)
