@@ -29,4 +29,15 @@ STEP_CODES: tuple[Entry, ...] = (
         "compute the rate from a stored base at each step (group['lr'] = group['base_lr'] * "
         "factor(step)); for a schedule, use torch.optim.lr_scheduler.",
     ),
+    _entry(
+        "GP173",
+        "fixed_table_trained",
+        "a fixed table (a formula of positions) is trained as a parameter",
+        "A table computed from positions by a formula (a sinusoidal positional encoding: sin "
+        "and cos of arange) is wrapped in nn.Parameter, so model.parameters() hands it to "
+        "the optimizer, and every step, weight decay included, changes it: it stops being "
+        "the formula the model was designed around, and nothing says so.",
+        "Register a fixed table as a buffer (self.register_buffer('pe', pe)); if training it "
+        "is meant, say so with nn.Parameter(pe, requires_grad=True).",
+    ),
 )
