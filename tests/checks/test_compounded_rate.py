@@ -62,23 +62,27 @@ for x in batches:
     assert finding.details["steps_that_low"] >= 20
 
 
-def test_a_helper_that_multiplies_the_rate_every_batch_is_named(tmp_path: Path) -> None:
+def test_a_per_epoch_helper_called_every_batch_names_the_call(tmp_path: Path) -> None:
     (finding,), text = found(
         tmp_path,
         """
 def decay(optimizer, gamma):
     for group in optimizer.param_groups:
-        group["lr"] *= gamma  # meant once per epoch
+        group["lr"] *= gamma  # the helper
 
 
 for x in batches:
     opt.zero_grad()
     model(x).pow(2).mean().backward()
     opt.step()
-    decay(opt, 0.5)
+    decay(opt, 0.5)  # meant once per epoch
 """,
     )
-    assert roles(finding)[0] == ("cause", line_of(text, "# meant once per epoch"))
+    # the helper is right for a per-epoch decay: calling it every batch is the mistake
+    assert roles(finding)[:2] == [
+        ("cause", line_of(text, "# meant once per epoch")),
+        ("read", line_of(text, "# the helper")),
+    ]
     assert finding.details["groups"] == [0, 1]
 
 

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from gradprobe._recorder import SourceLine
 
-__all__ = ["LrWrite", "lr_writes"]
+__all__ = ["LrWrite", "calls_to", "lr_writes"]
 
 _KEY = "lr"
 
@@ -37,6 +37,36 @@ def _writes(filename: str, _size: int) -> tuple[LrWrite, ...]:  # _size: a chang
         return ()
     found: list[LrWrite] = []
     _visit(tree, "<module>", filename, found)
+    return tuple(found)
+
+
+def calls_to(filename: str, name: str) -> tuple[SourceLine, ...]:
+    """The lines of ``filename`` that call a function named ``name`` (``name(...)`` or
+    ``x.name(...)``), each with its enclosing function."""
+    return _calls(filename, name, len(linecache.getlines(filename)))
+
+
+@functools.lru_cache(maxsize=64)
+def _calls(filename: str, name: str, _size: int) -> tuple[SourceLine, ...]:
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return ()
+    found: list[SourceLine] = []
+
+    def visit(node: ast.AST, function: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, child.name)
+                continue
+            if isinstance(child, ast.Call):
+                func = child.func
+                called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if called == name:
+                    found.append((filename, child.lineno, function))
+            visit(child, function)
+
+    visit(tree, "<module>")
     return tuple(found)
 
 

@@ -28,6 +28,7 @@ rate, found in the source of the functions on the stack when the rate changed.
 from __future__ import annotations
 
 import sys
+import types
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,8 +37,8 @@ from gradprobe._recorder import Events, SourceLine
 from gradprobe._source import is_user_file
 from gradprobe.checks._api import Check, Run, StepCall, register
 from gradprobe.checks._common import _locations, _where
-from gradprobe.checks._lr_writes import LrWrite, lr_writes
-from gradprobe.findings import Finding, make_finding
+from gradprobe.checks._lr_writes import LrWrite, calls_to, lr_writes
+from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = ["CollapsedSchedule", "CompoundedRate"]
 
@@ -48,6 +49,8 @@ _GROUPS = 64  # param groups followed per optimizer (one per layer in layer-wise
 _STEADY = 3  # consecutive steps multiplied by one factor: compounding, not a schedule
 _SAME = 1e-9  # relative difference between two factors taken as one (float rounding)
 _STACKS = 4  # stacks looked at per optimizer when its rates change
+_FUNCTIONS = 32  # user functions kept from those stacks
+_FILES = 16  # user files whose writes of ["lr"] are read
 
 
 @dataclass
@@ -182,6 +185,7 @@ class _Hand:
     groups: list[_Group] = field(default_factory=list)
     stacks: int = 0
     functions: dict[tuple[str, str], None] = field(default_factory=dict)  # (file, function)
+    files: dict[str, None] = field(default_factory=dict)  # theirs, and their helpers' modules
 
 
 @register
@@ -212,7 +216,7 @@ class CompoundedRate(Check):
                 changed |= _advance(hand.groups[index], float(lr), hand.steps)
         if changed and hand.stacks < _STACKS:
             hand.stacks += 1
-            _note_stack(hand.functions)
+            _note_stack(hand)
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         for hand in self.hands.values():
@@ -251,44 +255,86 @@ def _advance(group: _Group, lr: float, steps: int) -> bool:
     return changed
 
 
-def _note_stack(functions: dict[tuple[str, str], None]) -> None:
-    """The user's functions on the stack now: the code that wrote the rates runs in one of
-    them, or is called from one (a helper that adjusts the learning rate)."""
+def _note_stack(hand: _Hand) -> None:
+    """The user's functions on the stack now, and the user's files their modules import
+    from: the code that wrote the rates runs in one of those functions, or in a helper one
+    of them called (``adjust_learning_rate(optimizer, epoch)`` from a utils module)."""
     frame = sys._getframe(2)
-    while frame is not None and len(functions) < 32:
+    while frame is not None and len(hand.functions) < _FUNCTIONS:
         code = frame.f_code
         if is_user_file(code.co_filename):
-            functions[(code.co_filename, code.co_name)] = None
+            hand.functions[(code.co_filename, code.co_name)] = None
+            hand.files[code.co_filename] = None
+            for value in list(frame.f_globals.values()):
+                filename = _defined_in(value)
+                if filename and len(hand.files) < _FILES and is_user_file(filename):
+                    hand.files[filename] = None
         frame = frame.f_back  # type: ignore[assignment]
 
 
-def _write_line(functions: dict[tuple[str, str], None]) -> LrWrite | None:
+def _defined_in(value: Any) -> str | None:
+    if isinstance(value, types.FunctionType):
+        return value.__code__.co_filename
+    if isinstance(value, types.ModuleType):
+        return getattr(value, "__file__", None)
+    if isinstance(value, type):
+        return getattr(sys.modules.get(value.__module__), "__file__", None)
+    return None
+
+
+def _write_line(hand: _Hand) -> LrWrite | None:
     """The write of ``["lr"]`` that multiplies the old rate: one inside a function on the
-    stack first, else the only one in those functions' files."""
-    files = dict.fromkeys(filename for filename, _ in functions)
-    writes = [w for filename in files for w in lr_writes(filename) if w.compounds]
-    inside = [w for w in writes if (w.line[0], w.line[2]) in functions]
+    stack first, else the only one in the files looked at."""
+    writes = [w for filename in hand.files for w in lr_writes(filename) if w.compounds]
+    inside = [w for w in writes if (w.line[0], w.line[2]) in hand.functions]
     for found in (inside, writes):
         if len(found) == 1:
             return found[0]
     return None
 
 
+def _call_site(hand: _Hand, write: LrWrite) -> SourceLine | None:
+    """For a write in a helper that had returned when the step ran, the one line of a
+    function on the stack that calls that helper: calling it at every step is the mistake
+    (a per-epoch decay called per batch), not the helper."""
+    if (write.line[0], write.line[2]) in hand.functions or write.line[2] == "<module>":
+        return None
+    sites = [
+        site
+        for filename in dict.fromkeys(f for f, _ in hand.functions)
+        for site in calls_to(filename, write.line[2])
+        if (site[0], site[2]) in hand.functions
+    ]
+    return sites[0] if len(sites) == 1 else None
+
+
 def _compounded(hand: _Hand, collapsed: list[tuple[int, _Group]]) -> list[Finding]:
     index, group = min(collapsed, key=lambda pair: pair[1].first_low)
     groups = [i for i, _ in collapsed]
-    write = _write_line(hand.functions)
+    write = _write_line(hand)
+    site = _call_site(hand, write) if write is not None else None
     others = [i for i in groups if i != index]
     also = (
         f" (and param {'group' if len(others) == 1 else 'groups'} {_listed(others)} the same way)"
         if others
         else ""
     )
-    where = (
-        f" At {_where(write.line)} param_group['lr'] is set from its own previous value, so "
-        "the factor is applied again at every step."
-        if write is not None
-        else ""
+    where = ""
+    if write is not None and site is not None:
+        where = (
+            f" {write.line[2]}() multiplies param_group['lr'] at {_where(write.line)}, and "
+            f"{_where(site)} calls it at every step, so the factor compounds."
+        )
+    elif write is not None:
+        where = (
+            f" At {_where(write.line)} param_group['lr'] is set from its own previous value, "
+            "so the factor is applied again at every step."
+        )
+    pairs: tuple[tuple[SourceLine | None, LocationRole], ...] = (
+        (site or (write.line if write else None), "cause"),
+        (write.line if site and write else None, "read"),
+        (hand.created, "created"),
+        (hand.line, "read"),
     )
     return [
         make_finding(
@@ -300,11 +346,7 @@ def _compounded(hand: _Hand, collapsed: list[tuple[int, _Group]]) -> list[Findin
                 f"{group.lowest:.0e} of it){also}; {group.longest} steps ran that low and "
                 f"left its parameters as they were.{where}"
             ),
-            locations=_locations(
-                (write.line if write else None, "cause"),
-                (hand.created, "created"),
-                (hand.line, "read"),
-            ),
+            locations=_locations(*pairs),
             details={
                 "groups": groups[:20],
                 "factor": group.steady,
