@@ -265,7 +265,8 @@ def _note_stack(hand: _Hand) -> None:
         if is_user_file(code.co_filename):
             hand.functions[(code.co_filename, code.co_name)] = None
             hand.files[code.co_filename] = None
-            for value in list(frame.f_globals.values()):
+            # helpers imported at the top of the file, or inside main() (its locals)
+            for value in [*frame.f_globals.values(), *frame.f_locals.values()]:
                 filename = _defined_in(value)
                 if filename and len(hand.files) < _FILES and is_user_file(filename):
                     hand.files[filename] = None
