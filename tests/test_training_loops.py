@@ -598,11 +598,41 @@ def test_a_frozen_layer_that_momentum_still_moves_is_named(tmp_path: Path) -> No
         source = _FREEZE.format(optimizer=optimizer, zero="set_to_none=False")
         findings, text = run(tmp_path, source)
         (finding,) = [f for f in findings if f.code == "GP111"]
+        # the zero_grad() that keeps a zero .grad, and the optimizer that holds the layer
         assert [(loc.role, loc.line) for loc in finding.locations] == [
-            ("cause", line_of(text, "requires_grad_(False)")),
+            ("cause", line_of(text, "opt.zero_grad(")),
+            ("cause", line_of(text, "opt = torch.optim")),
             ("read", line_of(text, "opt.step()")),
         ]
         assert finding.details == {"parameters": ["0.weight", "0.bias"]}
+        assert f"frozen at line {line_of(text, 'requires_grad_(False)')}" in finding.message
+
+
+def test_a_frozen_layer_moved_once_by_its_last_gradient_names_the_freeze(
+    tmp_path: Path,
+) -> None:
+    # frozen after its backward and before the step, then zeroed to None: only that one
+    # step moves it, through the gradient it had; no zero_grad() kept anything
+    source = """
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        for step in range(5):
+            loss = model(torch.randn(8, 6)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            if step == 2:
+                model[0].requires_grad_(False)
+            opt.step()
+    """
+    findings, text = run(tmp_path, source)
+    (finding,) = [f for f in findings if f.code == "GP111"]
+    assert [(loc.role, loc.line) for loc in finding.locations] == [
+        ("cause", line_of(text, "requires_grad_(False)")),
+        ("read", line_of(text, "opt.step()")),
+    ]
 
 
 def test_a_frozen_layer_that_stays_put_is_not_named(tmp_path: Path) -> None:

@@ -30,6 +30,31 @@ STEP_CODES: tuple[Entry, ...] = (
         "build the optimizer after the model's last change, or copy new values into the "
         "existing Parameters under torch.no_grad() instead of assigning new ones.",
     ),
+    # invariant 4: a step changes what it should, and nothing else
+    _entry(
+        "GP172",
+        "learning_rate_compounded",
+        "a factor applied to the learning rate at every step compounded it to nothing",
+        "The code sets param_group['lr'] from its own previous value at every step (a "
+        "layer-wise decay or a per-group multiplier written as group['lr'] = group['lr'] * "
+        "scale inside the step or the loop): after k steps the rate is scale**k of its "
+        "start, so within a few dozen steps it is below a millionth of it and the steps "
+        "leave those parameters unchanged. No scheduler is involved, so nothing logs it.",
+        "Apply the factor once, when the param groups are built (lr=base_lr * scale), or "
+        "compute the rate from a stored base at each step (group['lr'] = group['base_lr'] * "
+        "factor(step)); for a schedule, use torch.optim.lr_scheduler.",
+    ),
+    _entry(
+        "GP173",
+        "fixed_table_trained",
+        "a fixed table (a formula of positions) is trained as a parameter",
+        "A table computed from positions by a formula (a sinusoidal positional encoding: sin "
+        "and cos of arange) is wrapped in nn.Parameter, so model.parameters() hands it to "
+        "the optimizer, and every step, weight decay included, changes it: it stops being "
+        "the formula the model was designed around, and nothing says so.",
+        "Register a fixed table as a buffer (self.register_buffer('pe', pe)); if training it "
+        "is meant, say so with nn.Parameter(pe, requires_grad=True).",
+    ),
     # invariant 5: global switches are scoped (checks/switches.py)
     _entry(
         "GP174",

@@ -259,7 +259,8 @@ for i, x in enumerate(batches):
         (
             "GP111",
             [
-                ("cause", line_of(text, "freeze the first layer")),
+                ("cause", line_of(text, "opt.zero_grad(set_to_none=False)")),
+                ("cause", line_of(text, "opt = torch.optim.SGD")),
                 ("read", line_of(text, "momentum still moves it")),
             ],
         )

@@ -32,12 +32,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from gradprobe._recorder import SourceLine, StepEvent
 from gradprobe.checks._api import Check, Run, StepCall, register
 from gradprobe.checks._common import _locations, _top_modules, _where
-from gradprobe.findings import Finding, make_finding
+from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = ["StepProtocol"]
 
@@ -101,10 +101,24 @@ class _Cycle:
     and the cycles whose gradients it dropped unused."""
 
     zero: SourceLine | None = None
+    zeroed: int = -1  # that zero_grad's order
     backward: SourceLine | None = None  # the first backward after that zero_grad
     read: bool = False  # the user's code read a gradient since that backward
     wasted: int = 0
     first: tuple[SourceLine | None, SourceLine | None] | None = None  # (backward, zero)
+
+
+class _Moved(NamedTuple):
+    """A frozen parameter a step still changed: where it was frozen, the first step that
+    moved it, the ``zero_grad()`` of that optimizer that kept its ``.grad`` between two such
+    steps (if one did), and how many steps moved it."""
+
+    frozen: SourceLine | None
+    step: SourceLine | None
+    zero: SourceLine | None
+    optimizer: int
+    steps: int
+    order: int  # the latest moving step's ``moved`` event
 
 
 @dataclass
@@ -126,7 +140,7 @@ class Timeline:
     unused_return: tuple[StepEvent, StepEvent] | None = None
     stale: StepEvent | None = None  # the first step on stale gradients; then a count
     stale_steps: int = 0
-    moved: dict[int, tuple[SourceLine | None, SourceLine | None]] = field(default_factory=dict)
+    moved: dict[int, _Moved] = field(default_factory=dict)  # id(parameter) -> how
     cycles: dict[int, _Cycle] = field(default_factory=dict)  # optimizer id -> its cycle
 
     def read(self, events: Sequence[StepEvent]) -> None:
@@ -185,8 +199,22 @@ class Timeline:
             if self.stale is None:
                 self.stale = event
         elif kind == "moved":
-            for key in event.params:
-                self.moved.setdefault(key, (event.origin, event.line))
+            self._moved(event)
+
+    def _moved(self, event: StepEvent) -> None:
+        cycle = self.cycles.get(event.optimizer)
+        for key in event.params:
+            before = self.moved.get(key)
+            if before is None:
+                self.moved[key] = _Moved(
+                    event.origin, event.line, None, event.optimizer, 1, event.order
+                )
+                continue
+            # a zero_grad() of this optimizer between two steps that moved the parameter
+            # left its .grad in place: that call is what keeps it moving
+            kept = cycle is not None and cycle.zeroed > before.order
+            zero = cycle.zero if kept and cycle is not None else before.zero
+            self.moved[key] = before._replace(zero=zero, steps=before.steps + 1, order=event.order)
 
     def _cycle(self, zero: StepEvent, fresh: bool) -> None:
         cycle = self.cycles.get(zero.optimizer)
@@ -199,6 +227,7 @@ class Timeline:
             if cycle.first is None:
                 cycle.first = (cycle.backward, cycle.zero)
         cycle.zero, cycle.backward, cycle.read = zero.line, None, False
+        cycle.zeroed = zero.order
 
     def _clip(self, event: StepEvent) -> None:
         window = self.window
@@ -256,7 +285,7 @@ class Timeline:
             self.stale is not None and self.stale_steps >= 2
         ):  # one step on a sum is accumulation; two are a loop
             found += _stale(self.stale, self.stale_steps)
-        found += _moved(self.moved, names)
+        found += _moved(self.moved, names, made)
         for optimizer, cycle in self.cycles.items():
             if optimizer not in self.last_step and cycle.wasted >= 2 and cycle.first:
                 built = made.get(optimizer)
@@ -420,29 +449,65 @@ def _never_stepped(
 
 
 def _moved(
-    moved: dict[int, tuple[SourceLine | None, SourceLine | None]], names: dict[int, str]
+    moved: dict[int, _Moved], names: dict[int, str], made: Mapping[int, Any]
 ) -> list[Finding]:
-    by_lines: dict[tuple[SourceLine | None, SourceLine | None], list[str]] = {}
-    for key, lines in moved.items():
-        by_lines.setdefault(lines, []).append(names.get(key, "a parameter"))
-    found: list[Finding] = []
-    for (frozen, step), params in list(by_lines.items())[:3]:
-        listed = ", ".join(params[:4]) + (f" and {len(params) - 4} more" if len(params) > 4 else "")
-        one = len(params) == 1
-        found.append(
-            make_finding(
-                "GP111",
-                message=(
-                    f"{listed} {'was' if one else 'were'} frozen at {_where(frozen)} "
-                    f"(requires_grad=False), but the optimizer step at {_where(step)} still "
-                    f"changed {'it' if one else 'them'}: the .grad left in place "
-                    "(zero_grad(set_to_none=False) keeps a zero tensor) is not None, so "
-                    "momentum, Adam's moments or weight decay still apply. Set the frozen "
-                    "parameters' .grad to None when freezing, or take them out of the "
-                    "optimizer."
-                ),
-                locations=_locations((frozen, "cause"), (step, "read")),
-                details={"parameters": params[:20]},
-            )
+    # one finding per line to change: parameters frozen at several lines but kept moving by
+    # the same zero_grad() are one mistake
+    groups: dict[tuple[SourceLine | None, ...], tuple[list[SourceLine | None], list[str]]] = {}
+    for key, how in moved.items():
+        built = made.get(how.optimizer)
+        lines = (None if how.zero else how.frozen, how.step, how.zero, built[1] if built else None)
+        frozen, params = groups.setdefault(lines, ([], []))
+        if how.frozen not in frozen:
+            frozen.append(how.frozen)
+        params.append(names.get(key, "a parameter"))
+    return [
+        _frozen_moved(params, frozen, *lines[1:])
+        for lines, (frozen, params) in list(groups.items())[:3]
+    ]
+
+
+def _frozen_moved(
+    params: list[str],
+    frozen: list[SourceLine | None],
+    step: SourceLine | None,
+    zero: SourceLine | None,
+    built: SourceLine | None,
+) -> Finding:
+    listed = ", ".join(params[:4]) + (f" and {len(params) - 4} more" if len(params) > 4 else "")
+    one = len(params) == 1
+    pairs: tuple[tuple[SourceLine | None, LocationRole], ...]
+    moved = (
+        f"{listed} {'was' if one else 'were'} frozen at {_frozen_at(frozen)} "
+        f"(requires_grad=False), but the optimizer step at {_where(step)} still changed "
+        f"{'it' if one else 'them'}"
+    )
+    if zero is None:
+        why = (
+            ": the .grad left in place (zero_grad(set_to_none=False) keeps a zero tensor) is "
+            "not None, so momentum, Adam's moments or weight decay still apply. Set the "
+            "frozen parameters' .grad to None when freezing, or take them out of the optimizer."
         )
-    return found
+        pairs = ((frozen[0], "cause"), (step, "read"))
+    else:
+        why = (
+            f": the optimizer built at {_where(built)} still holds "
+            f"{'it' if one else 'them'}, and its zero_grad() at {_where(zero)} leaves a zero "
+            ".grad instead of None (set_to_none=False), so every step applies momentum, "
+            f"Adam's moments or weight decay to {'it' if one else 'them'}. Let zero_grad() set "
+            "gradients to None (its default), or build the optimizer over the trainable parameters only."
+        )
+        pairs = ((zero, "cause"), (built, "cause"), (step, "read"))
+    return make_finding(
+        "GP111",
+        message=moved + why,
+        locations=_locations(*pairs),
+        details={"parameters": params[:20]},
+    )
+
+
+def _frozen_at(lines: list[SourceLine | None]) -> str:
+    if len(lines) == 1:
+        return _where(lines[0])
+    numbers = [str(line[1]) if line else "?" for line in lines]
+    return f"lines {', '.join(numbers[:-1])} and {numbers[-1]}"
