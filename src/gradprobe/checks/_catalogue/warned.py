@@ -100,6 +100,6 @@ WARNED: tuple[Entry, ...] = (
         "be called only inside step(); called from outside it returns a value the optimizer "
         "is not using (for many schedules, the rate after one more decay), so what is logged "
         "or copied from it is wrong.",
-        "Read scheduler.get_last_lr() (or optimizer.param_groups[i]['lr']).",
+        "Read scheduler.get_last_lr() (or the lr entry of each of optimizer.param_groups).",
     ),
 )
