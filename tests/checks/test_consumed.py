@@ -48,13 +48,13 @@ _CENTERS = """
 _LEFT_OUT = "opt = torch.optim.SGD([*model.parameters(), *head.parameters()], lr=0.1)"
 
 
-def _run(tmp_path: Path, source: str) -> tuple[list[Finding], list[str]]:
+def _run(tmp_path: Path, source: str, code: str = "GP170") -> tuple[list[Finding], list[str]]:
     script = tmp_path / "train.py"
     text = textwrap.dedent(source).lstrip("\n")
     script.write_text(text)
     result = diagnose_script(script)
     assert result.exit_code == 0
-    return [f for f in result.findings if f.code == "GP170"], text.splitlines()
+    return [f for f in result.findings if f.code == code], text.splitlines()
 
 
 def _centers(optimizer: str = _LEFT_OUT, in_loop: str = "", after: str = "") -> str:
@@ -303,3 +303,47 @@ def test_replacing_before_the_optimizer_is_built_is_silent(tmp_path: Path) -> No
     )
     found, _ = _run(tmp_path, source)
     assert found == []
+
+
+# GP116 (a module made after the optimizer) on the same scripts: silent where every learning
+# module is held, or where part of one model is trained on purpose
+
+
+@pytest.mark.parametrize(
+    "optimizer",
+    [
+        (
+            "opt = torch.optim.SGD([*model.parameters(), *head.parameters(), "
+            "*centers.parameters()], lr=0.1)"
+        ),
+        (
+            "opt = torch.optim.SGD([{'params': [*model.parameters(), *head.parameters()]}, "
+            "{'params': centers.parameters(), 'lr': 0.5}], lr=0.1)"
+        ),
+    ],
+)
+def test_gp116_is_silent_when_the_optimizer_holds_every_learning_module(
+    tmp_path: Path, optimizer: str
+) -> None:
+    found, _ = _run(tmp_path, _centers(optimizer), code="GP116")
+    assert found == []
+
+
+def test_training_part_of_one_model_on_purpose_is_silent(tmp_path: Path) -> None:
+    """A head-only optimizer over a model whose backbone still requires grad: a choice."""
+    source = """
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(6, 4), nn.ReLU(), nn.Linear(4, 3))
+        opt = torch.optim.SGD(model[2].parameters(), lr=0.1)
+        x, y = torch.randn(16, 6), torch.randint(0, 3, (16,))
+        for step in range(3):
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """
+    for code in ("GP116", "GP170"):
+        found, _ = _run(tmp_path, source, code=code)
+        assert found == [], code
