@@ -39,12 +39,14 @@ __all__ = [
     "Blame",
     "blame",
     "empty_line",
+    "function_at",
     "function_line",
     "group_line",
     "hook_return_line",
     "made_line",
     "missing_method_line",
     "named_values",
+    "parsed",
     "provenance",
     "raised_by_torch",
     "returned_line",
@@ -180,7 +182,7 @@ def missing_method_line(node: Any, wanted: str = "backward") -> SourceLine | Non
     forward = getattr(getattr(cls, "forward", None), "__code__", None)
     if not isinstance(cls, type) or forward is None or not is_user_file(forward.co_filename):
         return None
-    tree = _parsed(forward.co_filename)
+    tree = parsed(forward.co_filename)
     if tree is None:
         return None
     for klass in ast.walk(tree):
@@ -364,16 +366,24 @@ def empty_line(frame: FrameType, line: int) -> SourceLine | None:
 
 
 def _last_return(filename: str, first: int) -> int | None:
-    tree = _parsed(filename)
+    node = function_at(filename, first)
+    if node is None:
+        return None
+    returns = [s.lineno for s in _statements(node) if isinstance(s, ast.Return)]
+    return max(returns) if returns else None
+
+
+def function_at(filename: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function of ``filename`` whose ``def`` (or a decorator of it) is on ``line``."""
+    tree = parsed(filename)
     if tree is None:
         return None
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and first in (
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and line in (
             node.lineno,
             *(d.lineno for d in node.decorator_list),
         ):
-            returns = [s.lineno for s in _statements(node) if isinstance(s, ast.Return)]
-            return max(returns) if returns else None
+            return node
     return None
 
 
@@ -391,7 +401,7 @@ def _tensors(value: object) -> Iterator[torch.Tensor]:
 def _last_assignment(filename: str, function: str, name: str, before: int) -> int | None:
     """The line of the last statement of ``function`` (the module for ``<module>``) that
     binds ``name`` before line ``before``."""
-    tree = _parsed(filename)
+    tree = parsed(filename)
     if tree is None:
         return None
     scope: ast.AST = tree
@@ -431,7 +441,7 @@ def _bound(statement: ast.stmt) -> set[str]:
 
 
 @functools.lru_cache(maxsize=32)
-def _parsed(filename: str) -> ast.Module | None:
+def parsed(filename: str) -> ast.Module | None:
     source = "".join(linecache.getlines(filename))
     try:
         return ast.parse(source) if source else None

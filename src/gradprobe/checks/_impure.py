@@ -8,13 +8,12 @@ or a clock. Functions of the user's it calls are looked into, two calls deep."""
 from __future__ import annotations
 
 import ast
-import functools
-import linecache
 import sys
 from collections.abc import Iterator
 
 from gradprobe._recorder import SourceLine
 from gradprobe._source import is_user_file
+from gradprobe.checks._blame import function_at, parsed
 
 __all__ = ["impure_line"]
 
@@ -29,7 +28,7 @@ def impure_line(function: SourceLine) -> SourceLine | None:
 
 
 def _search(filename: str, line: int, depth: int) -> SourceLine | None:
-    node = _function_at(filename, line)
+    node = function_at(filename, line)
     if node is None:
         return None
     callees: list[str] = []
@@ -52,7 +51,7 @@ def _search(filename: str, line: int, depth: int) -> SourceLine | None:
 def _defined(filename: str, name: str) -> tuple[str, int] | None:
     """Where function ``name``, called in ``filename``, is defined: a ``def`` of that file, or
     the module a ``from x import name`` of that file names (when it is imported)."""
-    tree = _parsed(filename)
+    tree = parsed(filename)
     if tree is None:
         return None
     for node in tree.body:
@@ -149,25 +148,3 @@ def _dotted(node: ast.expr) -> str | None:
         owner = _dotted(node.value)
         return f"{owner}.{node.attr}" if owner is not None else None
     return None
-
-
-def _function_at(filename: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    tree = _parsed(filename)
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and line in (
-            node.lineno,
-            *(d.lineno for d in node.decorator_list),
-        ):
-            return node
-    return None
-
-
-@functools.lru_cache(maxsize=32)
-def _parsed(filename: str) -> ast.Module | None:
-    source = "".join(linecache.getlines(filename))
-    try:
-        return ast.parse(source) if source else None
-    except SyntaxError:
-        return None
