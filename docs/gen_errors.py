@@ -37,7 +37,7 @@ def table() -> str:
             words = f"{entry.meaning} **Fix:** {entry.fix}" if entry.meaning else code.title
             said = "(warning) " if entry.kind == "warning" else ""
             rows.append(
-                f"| {said}`{_cell(entry.message)}` | [{entry.code}](findings/{code.doc_anchor}.md) "
+                f"| {said}{_span(entry.message)} | [{entry.code}](findings/{code.doc_anchor}.md) "
                 f"| {_cell(words)} | {_cell(entry.names)} | {others} | `{entry.key}.py` |"
             )
     return "\n".join(rows).lstrip("\n") + "\n"
@@ -67,7 +67,7 @@ def inventory() -> str:
         if message.entry:
             continue
         lines.append(
-            f"| `{message.source}` | {message.kind} | `{_cell(message.text)}` "
+            f"| `{message.source}` | {message.kind} | {_span(message.text)} "
             f"| {_cell(message.reason)} |"
         )
     lines += ["", "</details>", ""]
@@ -76,3 +76,9 @@ def inventory() -> str:
 
 def blocks() -> dict[str, str]:
     return {"error-catalogue": table(), "error-inventory": inventory()}
+
+
+def _span(text: str) -> str:
+    """``text`` as an inline code span, fenced with two backticks when it holds one."""
+    cell = _cell(text)
+    return f"`` {cell} ``" if "`" in cell else f"`{cell}`"

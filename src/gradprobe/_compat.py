@@ -490,6 +490,44 @@ WORDED_TEXTS: dict[str, str | re.Pattern[str]] = {
     "gradcheck_not_reentrant": "Backward is not reentrant",
     "gradcheck_grad_output_ignored": "backward not multiplied by grad_output",
     "gradcheck_overlapping_input": re.compile(r"input has a dimension with stride 0\. gradcheck"),
+    # custom Function: what forward declared on ctx, and its class (custom_function.cpp,
+    # python_function.cpp, torch/autograd/function.py)
+    "ctx_mark_non_differentiable_non_tensor": (
+        "mark_non_differentiable only accepts variable arguments"
+    ),
+    "ctx_mark_dirty_non_tensor": "mark_dirty can only accept variables",
+    "custom_forward_missing": "You must implement the forward function for custom autograd.Function",
+    "custom_backward_and_vjp": "Implementing both 'backward' and 'vjp' for a custom Function",
+    "save_for_forward_non_tensor": "save_for_forward expects all arguments to be tensors",
+    # hooks: what a node or module hook returned, where hooks were registered
+    # (python_hook.cpp, saved_variable.cpp, torch/nn/modules/module.py)
+    "node_hook_returned_non_tuple": re.compile(r"expected tuple, but hook returned '\w+'"),
+    "node_hook_arity": re.compile(r"hook '[^']*' has returned an incorrect number of values"),
+    "hook_replaces_none_grad": "can't replace a None gradient with a non-None value",
+    "forward_pre_hook_return": (
+        "forward pre-hook must return None or a tuple of (new_args, new_kwargs)"
+    ),
+    "mixed_backward_hooks": (
+        "Cannot use both regular backward hooks and full backward hooks on a single Module"
+    ),
+    "pack_hook_inplace": "A saved tensor pack hook is modifying its input in place",
+    # autograd.functional's strict mode (torch/autograd/functional.py)
+    "functional_strict_independent": re.compile(
+        r"(?:Output \d+ of the user-provided function|The \w+ of the user-provided function)"
+        r" is independent of (?:input|entry)"
+    ),
+    "functional_strict_no_grad": re.compile(
+        r"Output \d+ of the user-provided function does not require gradients"
+    ),
+    "functional_strategy": re.compile(
+        r"torch\.autograd\.functional\.jacobian: `\w+=\w+` and `\w+=[\w\"-]+` are not "
+        r"supported together"
+    ),
+    # leaving autograd and AMP (torch/_tensor.py, torch/amp/grad_scaler.py)
+    "deepcopy_non_leaf": (
+        "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol"
+    ),
+    "scaler_closure": "Closure use is not currently supported if GradScaler is enabled",
 }
 
 # -- the catalogue's warnings that mean a bug (GP169), by entry key --------------------------
@@ -510,6 +548,7 @@ WARNED_TEXTS: dict[str, str | re.Pattern[str]] = {
     "scheduler_get_lr": (
         "To get the last learning rate computed by the scheduler, please use `get_last_lr()`"
     ),
+    "mark_dirty_not_input": "ctx.mark_dirty() received a tensor that was not an input",
 }
 """Message texts of the catalogue's entries explained in words, keyed by entry."""
 

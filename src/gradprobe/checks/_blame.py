@@ -43,6 +43,7 @@ __all__ = [
     "function_line",
     "group_line",
     "hook_return_line",
+    "last_return",
     "made_line",
     "missing_method_line",
     "named_values",
@@ -219,7 +220,7 @@ def hook_return_line(tb: TracebackType | None) -> SourceLine | None:
         tb = tb.tb_next
     if found is None:
         return None
-    returned = _last_return(found.co_filename, found.co_firstlineno)
+    returned = last_return(found.co_filename, found.co_firstlineno)
     return (found.co_filename, returned, found.co_name) if returned is not None else None
 
 
@@ -254,6 +255,10 @@ def provenance(
         return coarse if coarse is not None else returned_line(frame, line)
     if rule == "empty":
         return empty_line(frame, line)
+    if ":" in rule or rule in ("registered", "pack"):
+        from gradprobe.checks._blame_members import member_rule  # it reads this module's
+
+        return member_rule(rule, frame, line)
     return None
 
 
@@ -330,7 +335,7 @@ def returned_line(frame: FrameType, line: int) -> SourceLine | None:
         code = getattr(function, "__code__", None)
         if code is None or not is_user_file(code.co_filename):
             continue
-        returned = _last_return(code.co_filename, code.co_firstlineno)
+        returned = last_return(code.co_filename, code.co_firstlineno)
         if returned is not None:
             return (code.co_filename, returned, code.co_name)
     return None
@@ -365,7 +370,8 @@ def empty_line(frame: FrameType, line: int) -> SourceLine | None:
     return None
 
 
-def _last_return(filename: str, first: int) -> int | None:
+def last_return(filename: str, first: int) -> int | None:
+    """The line of the last ``return`` of the function whose ``def`` is on line ``first``."""
     node = function_at(filename, first)
     if node is None:
         return None

@@ -906,12 +906,11 @@ MESSAGES: tuple[Message, ...] = (
     ),
     _M(
         "torch/csrc/autograd/custom_function.cpp",
-        "error",
-        "RuntimeError",
+        "warning",
+        "UserWarning",
         "ctx.mark_dirty() received a tensor that was not an input.",
         "custom Function",
-        reason="todo: ctx.mark_dirty() given a tensor that is not an input of forward",
-        proposed="mark_dirty_not_input",
+        entry="mark_dirty_not_input",
     ),
     _M(
         "torch/csrc/autograd/custom_function.cpp",
@@ -1082,8 +1081,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "A saved tensor pack hook is modifying its input in place.",
         "saved tensor hooks",
-        reason="todo: a saved_tensors_hooks pack_hook writes its argument in place",
-        proposed="pack_hook_inplace",
+        entry="pack_hook_inplace",
     ),
     _M(
         "torch/csrc/autograd/saved_variable.cpp",
@@ -1793,8 +1791,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "mark_non_differentiable only accepts variable arguments, but got",
         "custom Function",
-        reason="todo: ctx.mark_non_differentiable() given a non-tensor",
-        proposed="ctx_mark_non_tensor",
+        entry="ctx_mark_non_differentiable_non_tensor",
     ),
     _M(
         "torch/csrc/autograd/python_function.cpp",
@@ -1802,8 +1799,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "mark_dirty can only accept variables, but argument",
         "custom Function",
-        reason="todo: ctx.mark_dirty() given a non-tensor",
-        proposed="ctx_mark_non_tensor",
+        entry="ctx_mark_dirty_non_tensor",
     ),
     _M(
         "torch/csrc/autograd/python_function.cpp",
@@ -1984,8 +1980,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "' has returned an incorrect number of values (got",
         "hooks",
-        reason="todo: a grad_fn hook returns a tuple of the wrong length",
-        proposed="node_hook_arity",
+        entry="node_hook_arity",
     ),
     _M(
         "torch/csrc/autograd/python_hook.cpp",
@@ -1993,8 +1988,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "can't replace a None gradient with a non-None value",
         "hooks",
-        reason="todo: a hook returns a gradient where autograd had None",
-        proposed="hook_replaces_none_grad",
+        entry="hook_replaces_none_grad",
     ),
     _M(
         "torch/csrc/autograd/python_hook.cpp",
@@ -3401,8 +3395,7 @@ MESSAGES: tuple[Message, ...] = (
         "NotImplementedError",
         "You must implement the forward function for custom autograd.Function.",
         "custom Function",
-        reason="todo: a custom Function class without forward",
-        proposed="custom_forward_missing",
+        entry="custom_forward_missing",
     ),
     _M(
         "torch/autograd/function.py",
@@ -3419,8 +3412,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should only implement one of them.",
         "custom Function",
-        reason="todo: a custom Function that defines both backward and vjp",
-        proposed="custom_backward_and_vjp",
+        entry="custom_backward_and_vjp",
     ),
     _M(
         "torch/autograd/function.py",
@@ -3428,8 +3420,7 @@ MESSAGES: tuple[Message, ...] = (
         "AssertionError",
         "save_for_forward expects all arguments to be tensors; you should save non-tensors as attributes on ctx.",
         "forward AD",
-        reason="todo: ctx.save_for_forward() given a non-tensor",
-        proposed="save_for_forward_non_tensor",
+        entry="save_for_forward_non_tensor",
     ),
     _M(
         "torch/autograd/function.py",
@@ -3606,8 +3597,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The output of the user-provided function is independent of input",
         "autograd.functional",
-        reason="todo: strict=True and an output independent of an input",
-        proposed="functional_strict_independent",
+        entry="functional_strict_independent",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3660,8 +3650,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The jacobian of the user-provided function is independent of input",
         "autograd.functional",
-        reason="todo: strict=True and a jacobian independent of an input",
-        proposed="functional_strict_independent",
+        entry="functional_strict_independent",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3669,8 +3658,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The hessian of the user-provided function is independent of entry",
         "autograd.functional",
-        reason="todo: strict=True hvp via the double-backward trick",
-        proposed="functional_strict_independent",
+        entry="functional_strict_independent",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3678,8 +3666,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "The hessian of the user-provided function is independent of input",
         "autograd.functional",
-        reason="todo: strict=True, create_graph=True and a hessian independent of an input",
-        proposed="functional_strict_independent",
+        entry="functional_strict_independent",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3703,8 +3690,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         'torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not supported together (yet).',
         "autograd.functional",
-        reason="todo: jacobian(strict=True, strategy='forward-mode')",
-        proposed="functional_strategy",
+        entry="functional_strategy",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3721,8 +3707,7 @@ MESSAGES: tuple[Message, ...] = (
         "NotImplementedError",
         'torch.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-mode"` are not supported together (yet).',
         "autograd.functional",
-        reason="todo: jacobian(create_graph=True, strategy='forward-mode')",
-        proposed="functional_strategy",
+        entry="functional_strategy",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3730,8 +3715,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported together. Please either set",
         "autograd.functional",
-        reason="todo: jacobian(strict=True, vectorize=True)",
-        proposed="functional_strategy",
+        entry="functional_strategy",
     ),
     _M(
         "torch/autograd/functional.py",
@@ -3969,8 +3953,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment. If you were",
         "pickling",
-        reason="todo: copy.deepcopy of a non-leaf tensor (a module holding computed tensors, weight_norm)",
-        proposed="deepcopy_non_leaf",
+        entry="deepcopy_non_leaf",
     ),
     _M(
         "torch/_tensor.py",
@@ -4325,8 +4308,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use only one of them.",
         "module hooks",
-        reason="todo: both register_backward_hook and register_full_backward_hook on one module",
-        proposed="mixed_backward_hooks",
+        entry="mixed_backward_hooks",
     ),
     _M(
         "torch/nn/modules/module.py",
@@ -4343,8 +4325,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got",
         "module hooks",
-        reason="todo: a forward pre-hook (with_kwargs=True) returning something else than None or (args, kwargs)",
-        proposed="forward_pre_hook_return",
+        entry="forward_pre_hook_return",
     ),
     _M(
         "torch/nn/modules/module.py",
@@ -4703,8 +4684,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Closure use is not currently supported if GradScaler is enabled.",
         "AMP",
-        reason="todo: scaler.step(opt, closure=...)",
-        proposed="scaler_closure",
+        entry="scaler_closure",
     ),
     _M(
         "torch/amp/grad_scaler.py",

@@ -43,6 +43,7 @@ from gradprobe.checks._blame import (
     running_function,
     traceback_frame,
 )
+from gradprobe.checks._blame_members import graph_hook_line, member_line
 from gradprobe.checks._catalogue import CATALOGUE, Entry, worded_entry
 from gradprobe.checks._common import _locations
 from gradprobe.checks._errortext import explain_error, worded_finding
@@ -70,6 +71,10 @@ _HOW = {
     "empty": "where the empty collection the call was given was built",
     "view": "where the view the call was given was taken",
     "gradcheck": "an input too coarse for finite differences, else the backward it checked",
+    "ctx": "the call on ctx in the forward of the Function the call applied",
+    "member": "the member of the Function's class torch refused",
+    "registered": "the earlier registration on the same object",
+    "pack": "the pack hook of the saved_tensors_hooks block",
 }
 
 
@@ -174,7 +179,10 @@ def _finding(run: Run, error: Exception) -> Finding:
         cause, how = None, ""
     frame = traceback_frame(error.__traceback__, found.error) if found.error else None
     if entry is not None and entry.blame == "hook":
-        made = hook_return_line(error.__traceback__) or _only_tensor_hook(run)
+        made = hook_return_line(error.__traceback__)
+        if made is None and frame is not None and found.error is not None:
+            made = graph_hook_line(frame, found.error[1], text)
+        made = made or _only_tensor_hook(run)
         if made is not None:
             cause, how = made, "what the hook returned"
     elif entry is not None and entry.blame == "lazy" and frame is not None and found.error:
@@ -188,7 +196,7 @@ def _finding(run: Run, error: Exception) -> Finding:
     elif entry is not None and frame is not None and found.error is not None:
         made = provenance(entry.blame, frame, found.error[1], run.events.nodes)
         if made is not None:
-            cause, how = made, _HOW[entry.blame]
+            cause, how = made, _HOW.get(entry.blame.partition(":")[0], "")
     if cause is None and found.in_backward and not found.own_raise:
         cause, how = _running(run, error, entry)
     if cause is None and found.in_backward and not found.own_raise:
@@ -255,6 +263,9 @@ def _running(run: Run, error: BaseException, entry: Entry | None) -> tuple[Sourc
     if entry is not None and entry.blame == "method":
         line = missing_method_line(node)
         return line, "the Function's class, where its backward belongs" if line else ""
+    if entry is not None and entry.blame.startswith("member:"):
+        line = member_line(node._forward_cls, entry.blame.partition(":")[2])
+        return line, "the member of the Function's class torch refused" if line else ""
     line = function_line(node, run.events.applied, run.events.nodes)
     return line, "the call of the Function that backward() was running" if line else ""
 

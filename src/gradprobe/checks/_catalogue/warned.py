@@ -102,4 +102,16 @@ WARNED: tuple[Entry, ...] = (
         "or copied from it is wrong.",
         "Read scheduler.get_last_lr() (or the lr entry of each of optimizer.param_groups).",
     ),
+    _W(
+        "mark_dirty_not_input",
+        "custom Function",
+        "ctx.mark_dirty() received a tensor that was not an input.",
+        "the ctx.mark_dirty(...) call in the Function's forward",
+        "ctx.mark_dirty() declares which inputs forward modified in place; it was given a "
+        "tensor forward made itself. torch ignores it, but the Function's author believed "
+        "an input was written in place, so its backward (or the caller) may rely on that.",
+        "Pass only the input tensors forward wrote in place; a new output needs no marking.",
+        blame="ctx:mark_dirty",
+        roles=("cause", "warned"),
+    ),
 )

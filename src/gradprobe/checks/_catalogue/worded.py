@@ -929,4 +929,192 @@ WORDED: tuple[Entry, ...] = (
         "Pass a contiguous input: x = base.expand(4, 5).contiguous().requires_grad_().",
         blame="argument",
     ),
+    # custom Function: what forward declared on ctx, and the class itself
+    _W(
+        "ctx_mark_non_differentiable_non_tensor",
+        "custom Function",
+        "mark_non_differentiable only accepts variable arguments, but got int",
+        "the ctx.mark_non_differentiable(...) call in the Function's forward",
+        "ctx.mark_non_differentiable() marks output tensors whose gradient is always zero "
+        "(indices, masks); it was given something that is not a tensor. torch checks it when "
+        "forward returns, so the traceback shows the apply() line, not the call.",
+        "Pass only output tensors to ctx.mark_non_differentiable(); a Python number returned "
+        "by forward needs no marking (it has no gradient).",
+        blame="ctx:mark_non_differentiable",
+    ),
+    _W(
+        "ctx_mark_dirty_non_tensor",
+        "custom Function",
+        "mark_dirty can only accept variables, but argument 0 is of type int",
+        "the ctx.mark_dirty(...) call in the Function's forward",
+        "ctx.mark_dirty() declares which input tensors forward modified in place; it was "
+        "given something that is not a tensor.",
+        "Pass the input tensors forward wrote in place (ctx.mark_dirty(x) after x.mul_(2)), "
+        "and nothing else.",
+        blame="ctx:mark_dirty",
+    ),
+    _W(
+        "custom_forward_missing",
+        "custom Function",
+        "You must implement the forward function for custom autograd.Function.",
+        "the method meant as forward (a misspelt name), else the Function's class",
+        "apply() ran the base class's forward: the Function defines no method called "
+        "forward (a misspelling such as foward, or forward defined outside the class).",
+        "Name the method forward, decorated with @staticmethod, with ctx as its first "
+        "argument (or forward without ctx plus setup_context).",
+        blame="member:forward",
+    ),
+    _W(
+        "custom_backward_and_vjp",
+        "custom Function",
+        "Implementing both 'backward' and 'vjp' for a custom Function is not allowed.",
+        "where the Function's class defines vjp",
+        "vjp is another name for backward in a custom Function; the class defines both, so "
+        "torch cannot tell which one is the derivative. It checks when backward reaches the "
+        "Function.",
+        "Keep one: define backward and remove vjp (or the alias vjp = backward).",
+        blame="member:vjp",
+    ),
+    _W(
+        "save_for_forward_non_tensor",
+        "custom Function",
+        "save_for_forward expects all arguments to be tensors; you should save non-tensors as "
+        "attributes on ctx.",
+        "the ctx.save_for_forward(...) call",
+        "ctx.save_for_forward() keeps tensors for the forward-mode derivative (jvp) and "
+        "accepts tensors (or None) only.",
+        "Save numbers and other objects as attributes: ctx.factor = factor.",
+    ),
+    # hooks: what a hook returned, and where hooks were registered
+    _W(
+        "node_hook_returned_non_tuple",
+        "hooks",
+        "expected tuple, but hook returned 'Tensor'",
+        "the return of the hook registered on the autograd node (grad_fn.register_hook)",
+        "A hook on an autograd node gets the tuple of gradients the node computed for its "
+        "inputs and may return a replacement: a tuple of the same length. It returned a "
+        "single tensor.",
+        "Return a tuple with one entry per gradient (None keeps that one): "
+        "return (grad_inputs[0] * 0.5,) + grad_inputs[1:]; or register a tensor hook "
+        "(tensor.register_hook) to change one tensor's gradient.",
+        blame="hook",
+    ),
+    _W(
+        "node_hook_arity",
+        "hooks",
+        "hook 'scale_grads' has returned an incorrect number of values (got 3, but expected 2)",
+        "the return of the hook torch names",
+        "A hook on an autograd node (or a module backward hook) must return as many "
+        "gradients as it was given, one per input of the node; it returned more or fewer.",
+        "Return a tuple as long as grad_inputs, None for the entries left unchanged.",
+        blame="hook",
+    ),
+    _W(
+        "hook_replaces_none_grad",
+        "hooks",
+        "can't replace a None gradient with a non-None value",
+        "the return of the hook registered on the autograd node",
+        "A hook on an autograd node returned a tensor in a position where the node computed "
+        "no gradient (None: an input that needs none, like a constant). torch cannot send "
+        "a gradient down an edge that does not exist.",
+        "Return None where grad_inputs holds None: "
+        "return tuple(None if g is None else g * 0.5 for g in grad_inputs).",
+        blame="hook",
+    ),
+    _W(
+        "forward_pre_hook_return",
+        "hooks",
+        "forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got",
+        "the return of the forward pre-hook",
+        "A forward pre-hook registered with with_kwargs=True may replace the call's "
+        "arguments, and must then return both: a tuple (new_args, new_kwargs). It returned "
+        "something else (a tensor, or the args alone).",
+        "return (new_args, kwargs), with new_args a tuple: ((x + noise,), kwargs); or return "
+        "None to keep the arguments.",
+        blame="hook",
+    ),
+    _W(
+        "mixed_backward_hooks",
+        "hooks",
+        "Cannot use both regular backward hooks and full backward hooks on a single Module.",
+        "the other backward hook's registration on the same module",
+        "A module can carry either legacy backward hooks (register_backward_hook) or full "
+        "ones (register_full_backward_hook), not both. The legacy kind is deprecated and "
+        "sees the gradients of the module's last op only.",
+        "Register every backward hook of the module with register_full_backward_hook "
+        "(change the legacy registration).",
+        blame="registered",
+    ),
+    _W(
+        "pack_hook_inplace",
+        "hooks",
+        "A saved tensor pack hook is modifying its input in place.",
+        "the in-place op of the pack hook given to saved_tensors_hooks",
+        "The pack hook of saved_tensors_hooks receives the very tensor the forward op "
+        "saved, which is also that op's input or output; writing it in place changes the "
+        "forward's values behind autograd's back.",
+        "Return a new tensor from the pack hook (tensor * 0.5, tensor.to(...), or "
+        "tensor.clone() before changing it) and leave its input alone.",
+        blame="pack",
+    ),
+    # autograd.functional
+    _W(
+        "functional_strict_independent",
+        "autograd.functional",
+        "Output 0 of the user-provided function is independent of input 0. This is not "
+        "allowed in strict mode.",
+        "the return of the function given to autograd.functional",
+        "With strict=True, jacobian / hessian / vjp refuse a function whose output does not "
+        "depend on an input: its derivative would be all zeros, which usually means the "
+        "function ignores that input by mistake (a global used instead, a detach).",
+        "Compute the output from the inputs passed to the function; or pass strict=False to "
+        "accept zeros for the independent parts.",
+        blame="function",
+    ),
+    _W(
+        "functional_strict_no_grad",
+        "autograd.functional",
+        "Output 0 of the user-provided function does not require gradients.",
+        "the return of the function given to autograd.functional",
+        "With strict=True, the function's output must be computed differentiably from its "
+        "inputs; this output carries no graph at all (built under no_grad, detached, or "
+        "from new tensors).",
+        "Build the output from the inputs with differentiable ops, without detach() or "
+        "no_grad inside the function.",
+        blame="function",
+    ),
+    _W(
+        "functional_strategy",
+        "autograd.functional",
+        "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+        "supported together.",
+        "the jacobian / hessian call",
+        "Two options of the call exclude each other: strict mode needs the reverse-mode, "
+        "one-row-at-a-time computation that vectorize=True and the forward-mode strategy "
+        "replace.",
+        "Drop one of the two options named in the message.",
+    ),
+    # leaving autograd, AMP
+    _W(
+        "deepcopy_non_leaf",
+        "leaving autograd",
+        "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+        "protocol at the moment.",
+        "the deepcopy call",
+        "copy.deepcopy() of a tensor computed from others (a non-leaf): its graph cannot be "
+        "copied. With a module, an attribute holds such a tensor (weight_norm, a tensor "
+        "cached in forward).",
+        "Deep-copy a detached value (t.detach().clone()), or the module before the forward "
+        "that stores computed tensors on it.",
+    ),
+    _W(
+        "scaler_closure",
+        "AMP",
+        "Closure use is not currently supported if GradScaler is enabled.",
+        "the scaler.step(optimizer, closure=...) call",
+        "GradScaler.step cannot re-run a closure: the scaled backward and the inf check "
+        "happen outside step().",
+        "Call the closure's work yourself (zero_grad, forward, scaler.scale(loss)"
+        ".backward()) and then scaler.step(optimizer) without a closure.",
+    ),
 )
