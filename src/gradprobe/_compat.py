@@ -528,6 +528,22 @@ WORDED_TEXTS: dict[str, str | re.Pattern[str]] = {
         "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol"
     ),
     "scaler_closure": "Closure use is not currently supported if GradScaler is enabled",
+    # forward-mode AD and torch.func (forward_ad.py, VariableTypeManual.cpp, eager_transforms.py)
+    "make_dual_twice": (
+        "Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
+        "level"
+    ),
+    "func_jvp_strict": "The output of f is independent of the inputs. This is not allowed with",
+    "func_vjp_cotangent_structure": (
+        "Expected pytree structure of cotangents to be the same as pytree structure of outputs"
+    ),
+    # hooks on optimizers and saved tensors (torch/optim/optimizer.py, autograd/graph.py)
+    "optimizer_hook_return": re.compile(
+        r"\S+ must return None or a tuple of \(new_args, new_kwargs\), but got"
+    ),
+    "allow_mutation_backward_outside": (
+        "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+    ),
 }
 
 # -- the catalogue's warnings that mean a bug (GP169), by entry key --------------------------

@@ -1243,8 +1243,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Making a dual Tensor based on a Tensor that already has a forward gradient at the same level",
         "forward AD",
-        reason="todo: fwAD.make_dual on a tensor that is already dual at that level",
-        proposed="make_dual_twice",
+        entry="make_dual_twice",
     ),
     _M(
         "torch/csrc/autograd/VariableTypeManual.cpp",
@@ -3454,8 +3453,7 @@ MESSAGES: tuple[Message, ...] = (
         "AssertionError",
         "Trying to backward outside of the 'allow_mutation_on_saved_tensors' contextin which the graph was originally recorded.",
         "saved tensor hooks",
-        reason="todo: backward outside the allow_mutation_on_saved_tensors() block that recorded the graph",
-        proposed="allow_mutation_backward_outside",
+        entry="allow_mutation_backward_outside",
     ),
     _M(
         "torch/autograd/graph.py",
@@ -4527,8 +4525,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "must return None or a tuple of (new_args, new_kwargs), but got",
         "optimizer",
-        reason="todo: an optimizer step pre-hook returning something else than None or (args, kwargs)",
-        proposed="optimizer_hook_return",
+        entry="optimizer_hook_return",
     ),
     _M(
         "torch/optim/optimizer.py",
@@ -5017,8 +5014,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Expected pytree structure of cotangents to be the same as pytree structure of outputs to the function. cotangents:",
         "torch.func",
-        reason="todo: the vjp function called with cotangents of another structure than the outputs",
-        proposed="func_vjp_cotangent_structure",
+        entry="func_vjp_cotangent_structure",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",
@@ -5035,8 +5031,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. This is not allowed with",
         "torch.func",
-        reason="todo: torch.func.jvp(strict=True) of a function independent of its inputs",
-        proposed="func_jvp_strict",
+        entry="func_jvp_strict",
     ),
     _M(
         "torch/_functorch/eager_transforms.py",

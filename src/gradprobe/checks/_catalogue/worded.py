@@ -1117,4 +1117,64 @@ WORDED: tuple[Entry, ...] = (
         "Call the closure's work yourself (zero_grad, forward, scaler.scale(loss)"
         ".backward()) and then scaler.step(optimizer) without a closure.",
     ),
+    # forward-mode AD, torch.func
+    _W(
+        "make_dual_twice",
+        "forward-mode AD",
+        "Making a dual Tensor based on a Tensor that already has a forward gradient at the "
+        "same level 0 is not supported.",
+        "the make_dual call",
+        "make_dual was given a tensor that is already dual at the current level (the result "
+        "of an earlier make_dual, or computed from one): it has a tangent already.",
+        "Make the dual from the plain primal (fwAD.unpack_dual(t).primal), or keep the "
+        "first dual tensor and its tangent.",
+    ),
+    _W(
+        "func_jvp_strict",
+        "torch.func",
+        "jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+        "inputs. This is not allowed with strict=True.",
+        "the return of the function given to jvp",
+        "With strict=True, torch.func.jvp refuses a function whose output does not depend "
+        "on its primals: the tangent would be zero, which usually means f reads a global "
+        "or a detached copy instead of its argument.",
+        "Compute the output from the primals passed to f; or drop strict=True to accept a "
+        "zero tangent.",
+        blame="function",
+    ),
+    _W(
+        "func_vjp_cotangent_structure",
+        "torch.func",
+        "Expected pytree structure of cotangents to be the same as pytree structure of "
+        "outputs to the function.",
+        "the call of the vjp function",
+        "The function vjp returned needs one cotangent per output of f, in the same nesting "
+        "(a tuple for a tuple); it was given another structure.",
+        "Pass cotangents shaped like f's outputs: vjp_fn((torch.ones_like(a), "
+        "torch.ones_like(b))) for an f returning (a, b).",
+    ),
+    # hooks on optimizers and on saved tensors
+    _W(
+        "optimizer_hook_return",
+        "optimizer",
+        "<function SGD.step> must return None or a tuple of (new_args, new_kwargs), but got 0.1.",
+        "the return of the optimizer's step pre-hook",
+        "A step pre-hook (register_step_pre_hook) may replace step()'s arguments and must "
+        "then return (new_args, new_kwargs); it returned something else, often a value it "
+        "meant only to log.",
+        "Return None from the hook (log inside it instead of returning the value).",
+        blame="hook",
+    ),
+    _W(
+        "allow_mutation_backward_outside",
+        "hooks",
+        "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context in "
+        "which the graph was originally recorded.",
+        "the backward() call after the block",
+        "A graph recorded under allow_mutation_on_saved_tensors() keeps copies of the "
+        "tensors mutated in it only while the block is open; backward after the block "
+        "cannot find them.",
+        "Call backward() inside the with block that recorded the forward.",
+        blame="backward",
+    ),
 )
