@@ -544,6 +544,24 @@ WORDED_TEXTS: dict[str, str | re.Pattern[str]] = {
     "allow_mutation_backward_outside": (
         "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
     ),
+    # what a custom Function's backward or jvp returned (engine.cpp, custom_function.cpp)
+    "complex_grad_for_real_input": (
+        "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex)"
+    ),
+    "custom_jvp_not_view": re.compile(
+        r"A custom Function('s forward)? is returning a view .*but the jvp is not returning a "
+        r"view"
+    ),
+    "custom_jvp_not_inplace": re.compile(
+        r"An inplace custom Function is not (?:modifying|returning) the forward mode gradients"
+    ),
+    # saved tensors' own hooks (saved_variable.cpp)
+    "saved_tensor_register_hooks_twice": (
+        "Calling register_hooks on a saved tensor whose hooks have already been set"
+    ),
+    "saved_tensor_register_hooks_freed": (
+        "Calling register_hooks on a saved tensor after it has been freed"
+    ),
 }
 
 # -- the catalogue's warnings that mean a bug (GP169), by entry key --------------------------

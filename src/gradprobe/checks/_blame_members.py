@@ -14,6 +14,8 @@ rule                       the line named
                            ``setup_context``) of the Function class the line applies
 ``member:<name>``          the class's ``<name>`` when it has one (``vjp = backward``),
                            else a near miss (``foward``), else its ``class`` line
+``returns:<method>``       the last ``return`` of ``<method>`` of that class, else of the
+                           one user Function in the graph behind the line's tensors
 ``registered``             the previous ``register_*`` call on the same object in the
                            same function
 ``pack``                   in the pack hook of the enclosing ``saved_tensors_hooks``
@@ -49,6 +51,8 @@ def member_rule(rule: str, frame: FrameType, line: int) -> SourceLine | None:
         return _first(_ctx_call(cls, name) for cls in _functions(frame, line))
     if kind == "member":
         return _first(member_line(cls, name) for cls in _functions(frame, line))
+    if kind == "returns":
+        return _returns(frame, line, name)
     if rule == "registered":
         return _registered(frame, line)
     if rule == "pack":
@@ -135,6 +139,47 @@ def member_line(cls: type, name: str) -> SourceLine | None:
         return (filename, members[name], cls.__name__)
     near = difflib.get_close_matches(name, list(members), n=1, cutoff=0.75)
     return (filename, members[near[0]] if near else klass.lineno, cls.__name__)
+
+
+def _returns(frame: FrameType, line: int, method: str) -> SourceLine | None:
+    """The last ``return`` of ``method`` of the Function class named on the line, else of
+    the one user Function in the graph behind the line's tensors (the engine checks what a
+    backward returned after it returned: no frame of it is left)."""
+    classes = list(_functions(frame, line))
+    if not classes:
+        found: dict[type, None] = {}
+        for value in named_values(frame, line):
+            if isinstance(value, torch.Tensor):
+                found.update(dict.fromkeys(_graph_functions(value.grad_fn)))
+        classes = list(found) if len(found) == 1 else []
+    for cls in classes:
+        code = getattr(getattr(cls, method, None), "__code__", None)
+        if code is not None and is_user_file(code.co_filename):
+            returned = last_return(code.co_filename, code.co_firstlineno)
+            if returned is not None:
+                return (code.co_filename, returned, code.co_name)
+    return None
+
+
+def _graph_functions(root: Any) -> Iterator[type]:
+    """The user's Function classes of the nodes reachable from ``root``."""
+    for node in _walk(root):
+        cls = getattr(node, "_forward_cls", None)
+        if isinstance(cls, type) and _class_node(cls) is not None:
+            yield cls
+
+
+def _walk(root: Any) -> Iterator[Any]:
+    """The autograd nodes reachable from ``root`` (at most ``_GRAPH_NODES``)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack and len(seen) < _GRAPH_NODES:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        stack.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
 
 
 # -- the earlier registration on the same object ----------------------------------------------
@@ -236,13 +281,7 @@ def graph_hook_line(frame: FrameType, line: int, text: str) -> SourceLine | None
 
 def _node_hooks(root: Any) -> Iterator[Any]:
     """The code objects of the hooks on the nodes reachable from ``root``."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack and len(seen) < _GRAPH_NODES:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in _walk(root):
         try:
             tables = node_hook_tables(node)
         except (AttributeError, RuntimeError, TypeError):
@@ -254,4 +293,3 @@ def _node_hooks(root: Any) -> Iterator[Any]:
                 code = getattr(hook, "__code__", None)
                 if code is not None:
                     yield code
-        stack.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))

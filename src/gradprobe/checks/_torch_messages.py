@@ -189,8 +189,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be true",
         "custom Function",
-        reason="todo: a custom Function's backward returns a complex gradient for a real input",
-        proposed="complex_grad_for_real_input",
+        entry="complex_grad_for_real_input",
     ),
     _M(
         "torch/csrc/autograd/engine.cpp",
@@ -977,8 +976,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "An inplace custom Function is not modifying the forward mode gradients inplace.",
         "forward AD",
-        reason="todo: jvp of an in-place custom Function returns a new tangent",
-        proposed="custom_jvp_not_inplace",
+        entry="custom_jvp_not_inplace",
     ),
     _M(
         "torch/csrc/autograd/custom_function.cpp",
@@ -986,8 +984,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "An inplace custom Function is not returning the forward mode gradients as-is.",
         "forward AD",
-        reason="todo: jvp of an in-place custom Function returns a copy of the tangent",
-        proposed="custom_jvp_not_inplace",
+        entry="custom_jvp_not_inplace",
     ),
     _M(
         "torch/csrc/autograd/custom_function.cpp",
@@ -995,8 +992,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "A custom Function's forward is returning a view (or an input as-is) but the jvp is not returning a view.",
         "forward AD",
-        reason="todo: forward returns a view, jvp returns a fresh tensor",
-        proposed="custom_jvp_not_view",
+        entry="custom_jvp_not_view",
     ),
     _M(
         "torch/csrc/autograd/custom_function.cpp",
@@ -1004,8 +1000,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "A custom Function is returning a view but the jvp is not returning a view of the same base as the given grad input.",
         "forward AD",
-        reason="todo: forward returns a view, jvp returns a view of another base",
-        proposed="custom_jvp_not_view",
+        entry="custom_jvp_not_view",
     ),
     _M(
         "torch/csrc/autograd/custom_function.cpp",
@@ -1013,8 +1008,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "A custom Function is returning a view but the jvp is not returning a view of the given grad input.",
         "forward AD",
-        reason="todo: forward returns a view, jvp's tangent is not a view of the input tangent",
-        proposed="custom_jvp_not_view",
+        entry="custom_jvp_not_view",
     ),
     # -- torch/csrc/autograd/custom_function.h -----------------------------------------------------
     _M(
@@ -1097,8 +1091,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Calling register_hooks on a saved tensor whose hooks have already been set.",
         "saved tensor hooks",
-        reason="todo: grad_fn._raw_saved_*.register_hooks called twice",
-        proposed="saved_tensor_register_hooks_twice",
+        entry="saved_tensor_register_hooks_twice",
     ),
     _M(
         "torch/csrc/autograd/saved_variable.cpp",
@@ -1106,8 +1099,7 @@ MESSAGES: tuple[Message, ...] = (
         "RuntimeError",
         "Calling register_hooks on a saved tensor after it has been freed.",
         "saved tensor hooks",
-        reason="todo: grad_fn._raw_saved_*.register_hooks after backward freed the graph",
-        proposed="saved_tensor_register_hooks_freed",
+        entry="saved_tensor_register_hooks_freed",
     ),
     _M(
         "torch/csrc/autograd/saved_variable.cpp",

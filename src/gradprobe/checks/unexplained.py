@@ -73,6 +73,7 @@ _HOW = {
     "gradcheck": "an input too coarse for finite differences, else the backward it checked",
     "ctx": "the call on ctx in the forward of the Function the call applied",
     "member": "the member of the Function's class torch refused",
+    "returns": "what the custom Function's method returned",
     "registered": "the earlier registration on the same object",
     "pack": "the pack hook of the saved_tensors_hooks block",
 }

@@ -1177,4 +1177,58 @@ WORDED: tuple[Entry, ...] = (
         "Call backward() inside the with block that recorded the forward.",
         blame="backward",
     ),
+    # what a custom Function's backward or jvp returned
+    _W(
+        "complex_grad_for_real_input",
+        "custom Function",
+        "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == "
+        "grad_is_complex) to be true, but got false.",
+        "the return of the custom Function's backward",
+        "A custom Function's backward returned a complex gradient for a real input (or a "
+        "real one for a complex input). The gradient of each input must have that input's "
+        "kind of dtype; torch checks after backward returned.",
+        "Return a gradient of the input's dtype kind: take .real of a complex result for a "
+        "real input (torch.view_as_real / .real), or promote the input to complex in forward.",
+        blame="returns:backward",
+    ),
+    _W(
+        "custom_jvp_not_view",
+        "forward-mode AD",
+        "A custom Function's forward is returning a view (or an input as-is) but the jvp is "
+        "not returning a view.",
+        "the return of the custom Function's jvp",
+        "forward returns a view of an input (or the input itself), so forward-mode AD needs "
+        "the tangent to be the same view of the input's tangent; jvp returned a new tensor.",
+        "Return the same view of the tangent in jvp (tangent.view_as(tangent) for "
+        "x.view_as(x)), or return a new tensor from forward (x.clone()).",
+        blame="returns:jvp",
+    ),
+    _W(
+        "custom_jvp_not_inplace",
+        "forward-mode AD",
+        "An inplace custom Function is not modifying the forward mode gradients inplace.",
+        "the return of the custom Function's jvp",
+        "forward modified an input in place (ctx.mark_dirty), so forward-mode AD needs jvp "
+        "to update that input's tangent in place and return it; jvp returned a new tensor.",
+        "In jvp, change the tangent in place and return it (tangent.mul_(2); return tangent).",
+        blame="returns:jvp",
+    ),
+    # saved tensors' own hooks
+    _W(
+        "saved_tensor_register_hooks_twice",
+        "hooks",
+        "Calling register_hooks on a saved tensor whose hooks have already been set.",
+        "the second register_hooks call",
+        "A saved tensor carries one pair of pack/unpack hooks; this one had its pair already.",
+        "Register one pair per saved tensor (compose the two pairs into one), or use "
+        "torch.autograd.graph.saved_tensors_hooks around the forward.",
+    ),
+    _W(
+        "saved_tensor_register_hooks_freed",
+        "hooks",
+        "Calling register_hooks on a saved tensor after it has been freed.",
+        "the register_hooks call after backward",
+        "backward() freed the graph's saved tensors, so there is nothing left to hook.",
+        "Register the hooks before backward(), or run backward with retain_graph=True.",
+    ),
 )
