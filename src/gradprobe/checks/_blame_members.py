@@ -70,8 +70,9 @@ def _first(lines: Iterator[SourceLine | None]) -> SourceLine | None:
 def _functions(frame: FrameType, line: int) -> Iterator[type]:
     """The user's ``autograd.Function`` classes named on ``line`` (``Scale.apply(x)``)."""
     for value in named_values(frame, line):
-        function = isinstance(value, type) and issubclass(value, torch.autograd.Function)
-        if function and _class_node(value) is not None:
+        if not isinstance(value, type) or not issubclass(value, torch.autograd.Function):
+            continue
+        if _class_node(value) is not None:
             yield value
 
 
