@@ -11,6 +11,10 @@ Runs last (after :mod:`gradprobe.checks.errors`), and only when no finding so fa
 the error. The user's own ``raise`` or ``assert`` is left alone: their check fired, and
 ``gradprobe diagnose`` says it found no autograd problem behind it.
 
+An error a DataLoader worker process raised comes back as torch's "Caught ... in DataLoader
+worker process N" with the worker's traceback as text: the finding explains the worker's own
+message and names the user's code the worker ran (:mod:`gradprobe.checks._workers`).
+
 Threads the recorded code started are not recorded (NOTE [threads] in
 :mod:`gradprobe._threads`), but their errors are not lost: an exception that ends such a
 thread is explained from its text and traceback (:func:`explain_error`, else GP168) and the
@@ -47,6 +51,7 @@ from gradprobe.checks._blame_members import graph_hook_line, member_line
 from gradprobe.checks._catalogue import CATALOGUE, Entry, worded_entry
 from gradprobe.checks._common import _locations
 from gradprobe.checks._errortext import explain_error, worded_finding
+from gradprobe.checks._workers import dataset_return, worker_error
 from gradprobe.errors import GradprobeError, error_text
 from gradprobe.findings import Finding, make_finding
 
@@ -179,25 +184,16 @@ def _finding(run: Run, error: Exception) -> Finding:
         # not what to change
         cause, how = None, ""
     frame = traceback_frame(error.__traceback__, found.error) if found.error else None
-    if entry is not None and entry.blame == "hook":
-        made = hook_return_line(error.__traceback__)
+    worker = worker_error(text) if raised_by_torch(error) else None
+    if worker is not None:  # the worker's own message and code, read from its traceback
+        text = f"{worker.message} (in a DataLoader worker process, unrecorded)"
+        entry = worded_entry(worker.inner_text)
+        made = worker.user_line()
         if made is None and frame is not None and found.error is not None:
-            made = graph_hook_line(frame, found.error[1], text)
-        made = made or _only_tensor_hook(run)
-        if made is not None:
-            cause, how = made, "what the hook returned"
-    elif entry is not None and entry.blame == "lazy" and frame is not None and found.error:
-        made = _lazy_layer(run, frame, found.error[1])
-        if made is not None:
-            cause, how = made, "where the lazy layer was made"
-    elif entry is not None and entry.blame == "backward":
-        made = _last_backward(run)
-        if made is not None:
-            cause, how = made, "the backward() the refused call came after"
+            made = dataset_return(frame, found.error[1])
+        cause, how = (made, "the code the DataLoader worker ran") if made else (cause, how)
     elif entry is not None and frame is not None and found.error is not None:
-        made = provenance(entry.blame, frame, found.error[1], run.events.nodes)
-        if made is not None:
-            cause, how = made, _HOW.get(entry.blame.partition(":")[0], "")
+        cause, how = _entry_cause(run, error, entry, frame, found.error[1], text) or (cause, how)
     if cause is None and found.in_backward and not found.own_raise:
         cause, how = _running(run, error, entry)
     if cause is None and found.in_backward and not found.own_raise:
@@ -218,6 +214,25 @@ def _finding(run: Run, error: Exception) -> Finding:
         details={**details, "entry": None},
         locations=locations,
     )
+
+
+def _entry_cause(
+    run: Run, error: Exception, entry: Entry, frame: FrameType, line: int, text: str
+) -> tuple[SourceLine, str] | None:
+    """The line ``entry``'s blame rule names for ``error`` raised at ``line`` of ``frame``."""
+    made: SourceLine | None
+    if entry.blame == "hook":
+        made = hook_return_line(error.__traceback__) or graph_hook_line(frame, line, text)
+        made = made or _only_tensor_hook(run)
+        return (made, "what the hook returned") if made else None
+    if entry.blame == "lazy":
+        made = _lazy_layer(run, frame, line)
+        return (made, "where the lazy layer was made") if made else None
+    if entry.blame == "backward":
+        made = _last_backward(run)
+        return (made, "the backward() the refused call came after") if made else None
+    made = provenance(entry.blame, frame, line, run.events.nodes)
+    return (made, _HOW.get(entry.blame.partition(":")[0], "")) if made else None
 
 
 def _lazy_layer(run: Run, frame: FrameType, line: int) -> SourceLine | None:
