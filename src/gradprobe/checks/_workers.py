@@ -21,7 +21,9 @@ from gradprobe.checks._blame import last_return, named_values
 __all__ = ["WorkerError", "worker_error"]
 
 _CAUGHT = re.compile(r"Caught \w+ in DataLoader worker process \d+\.\nOriginal Traceback")
-_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)', re.M)
+_FRAME = re.compile(
+    r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)', re.MULTILINE
+)
 
 
 class WorkerError:
