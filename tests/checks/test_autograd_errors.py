@@ -240,3 +240,42 @@ def test_inference_tensors_from_a_decorated_function_name_the_decorator(tmp_path
     assert [r for r in roles(finding) if r[0] == "cause"] == [
         ("cause", line_of(text, "the decorator"))
     ]
+
+
+def test_requires_grad_of_an_integer_tensor_names_where_it_was_made(tmp_path: Path) -> None:
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+
+        def load_batch(n):
+            return torch.randint(0, 256, (n, 8), dtype=torch.uint8)  # made uint8 here
+
+        images = load_batch(2)
+        images.requires_grad_()  # asked here
+        """,
+        status=1,
+    )
+    (finding,) = [f for f in found if f.code == "GP125"]
+    assert roles(finding) == [
+        ("cause", line_of(text, "made uint8 here")),
+        ("error", line_of(text, "asked here")),
+    ]
+
+
+def test_an_integer_tensor_made_on_an_earlier_line_is_named_there(tmp_path: Path) -> None:
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+
+        counts = torch.arange(5)  # made here
+        counts.requires_grad = True  # asked here
+        """,
+        status=1,
+    )
+    (finding,) = [f for f in found if f.code == "GP125"]
+    assert roles(finding) == [
+        ("cause", line_of(text, "made here")),
+        ("error", line_of(text, "asked here")),
+    ]

@@ -42,6 +42,7 @@ __all__ = [
     "function_at",
     "function_line",
     "group_line",
+    "helper_return",
     "hook_return_line",
     "last_return",
     "made_line",
@@ -308,6 +309,26 @@ def made_line(
             passed = _call_site(frame, name)
             if passed is not None:
                 return passed
+    return None
+
+
+def helper_return(frame: FrameType, made: SourceLine) -> SourceLine | None:
+    """When the statement at ``made`` (in ``frame``'s function) binds the result of a call of
+    one of the user's functions (``images = load_batch(2)``), that function's last
+    ``return``: the value was made there."""
+    tree = parsed(made[0])
+    if tree is None:
+        return None
+    values = dict(frame_variables(frame))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign) or node.lineno != made[1]:
+            continue
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+            code = getattr(values.get(call.func.id), "__code__", None)
+            if code is not None and is_user_file(code.co_filename):
+                returned = last_return(code.co_filename, code.co_firstlineno)
+                return (code.co_filename, returned, code.co_name) if returned else None
     return None
 
 

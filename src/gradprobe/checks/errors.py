@@ -4,20 +4,21 @@ Runs after every other check."""
 
 from __future__ import annotations
 
+import linecache
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from types import TracebackType
+from types import FrameType, TracebackType
 
 import torch
 
 from gradprobe._pictures import leaf_slice
 from gradprobe._source import shown_file
 from gradprobe.checks._api import Check, Run, register
-from gradprobe.checks._blame import made_line
+from gradprobe.checks._blame import helper_return, made_line
 from gradprobe.checks._common import _locations, _top_modules, _where
 from gradprobe.checks._errortext import explain_error
-from gradprobe.findings import Finding
+from gradprobe.findings import Finding, Location
 from gradprobe.hooks._names import frame_variables
 
 __all__ = ["ErrorText"]
@@ -82,6 +83,8 @@ class ErrorText(Check):
             finding = _written_leaf(run, finding)
         if finding.code == "GP162":
             finding = _made_half(run, finding)
+        if finding.code == "GP125":
+            finding = _integer_made(run, finding)
         return (finding,)
 
 
@@ -100,6 +103,49 @@ def _made_half(run: Run, finding: Finding) -> Finding:
             *(loc for loc in finding.locations if loc.role not in ("cause", "error")),
         ),
     )
+
+
+_ASKS_GRAD = re.compile(r"\.requires_grad_\(\s*(?:True)?\s*\)|\.requires_grad\s*=\s*True")
+
+
+def _integer_made(run: Run, finding: Finding) -> Finding:
+    """requires_grad asked of an integer tensor made on an earlier line: that line (or the
+    return of the helper of the user's that made it, ``images = load_batch(n)``) chose the
+    dtype and is the one to change; the request is the error."""
+    cause, error = finding.cause, run.error
+    frame = _frame_at(error, cause) if cause is not None and error is not None else None
+    if cause is None or frame is None:
+        return finding
+    if not _ASKS_GRAD.search(linecache.getline(frame.f_code.co_filename, cause.line)):
+        return finding
+    made = made_line(frame, cause.line, _integer, run.events.nodes)
+    if made is None or made[1] == cause.line:
+        return finding
+    made = helper_return(frame, made) or made
+    return replace(
+        finding,
+        locations=(
+            *_locations((made, "cause")),
+            *(
+                replace(loc, role="error") if loc.role == "cause" else loc
+                for loc in finding.locations
+            ),
+        ),
+    )
+
+
+def _integer(tensor: torch.Tensor) -> bool:
+    return not (tensor.is_floating_point() or tensor.is_complex())
+
+
+def _frame_at(error: BaseException, location: Location) -> FrameType | None:
+    frames = [
+        tb.tb_frame
+        for tb in _traceback(error)
+        if tb.tb_lineno == location.line
+        and shown_file(tb.tb_frame.f_code.co_filename) == location.file
+    ]
+    return frames[-1] if frames else None
 
 
 def _carried_non_leaf(run: Run, finding: Finding) -> Finding | None:
