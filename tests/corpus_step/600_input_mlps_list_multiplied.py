@@ -51,14 +51,14 @@ class DDSP(nn.Module):
         return self.proj(hidden)
 
 
-pitch = torch.rand(32, 50, 1)
-loudness = torch.rand(32, 50, 1)
+pitch = torch.rand(32, 20, 1)
+loudness = torch.rand(32, 20, 1)
 target = torch.cat([torch.sin(6 * pitch).repeat(1, 1, 16), loudness ** 2], -1)
 
 model = DDSP()
 optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 
-for step in range(20):
+for step in range(10):
     idx = torch.randint(0, 32, (8,))
     loss = F.mse_loss(model(pitch[idx], loudness[idx]), target[idx])
     optimizer.zero_grad()
