@@ -70,4 +70,19 @@ STEP_CODES: tuple[Entry, ...] = (
         "torch.no_grad():` block instead of the plain call, the previous default dtype set "
         "back in a `finally:`), or restore it in the loop right after calling the function.",
     ),
+    # invariant 6: structure, one module or parameter in one place
+    _entry(
+        "GP184",
+        "module_shared_by_siblings",
+        "one module object stands at several slots of a ModuleList or Sequential",
+        "The slots of an nn.ModuleList or nn.Sequential are built to be separate layers. "
+        "[block] * n repeats one reference, and building a layer once and handing it to "
+        "every element of a list comprehension does the same one level down: every slot "
+        "is the same object, applies the same weights and trains them together. The model "
+        "has fewer layers than it was built to have; nothing raises, and print(model) "
+        "still lists every slot.",
+        "Build one module per slot (nn.ModuleList([make() for _ in range(n)]), or build the "
+        "shared part inside the comprehension). If sharing is meant, register the module "
+        "once and call it at each place in forward.",
+    ),
 )

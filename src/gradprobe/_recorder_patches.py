@@ -299,6 +299,18 @@ def _note_retie(
         return
 
 
+def _construction_site(module: torch.nn.Module, frame: FrameType | None) -> SourceLine | None:
+    """The first user frame from ``frame`` outwards that is not ``module``'s own
+    ``__init__`` (nor a parent class's, reached through ``super().__init__()``)."""
+    while frame is not None:
+        code = frame.f_code
+        own = code.co_name == "__init__" and frame.f_locals.get("self") is module
+        if not own and is_user_file(code.co_filename):
+            return (code.co_filename, frame.f_lineno, code.co_name)
+        frame = frame.f_back
+    return None
+
+
 def _note_replaced(
     modes: tuple[RecorderMode, ...], name: str, old: Any, new: Any, caller: FrameType
 ) -> None:
@@ -462,6 +474,9 @@ def _module_patches(p: Patches) -> None:
                 if len(events.module_lines) < _MAX_EVENTS:
                     events.module_lines[id(self)] = line
                     events.module_orders[id(self)] = next(mode.order)
+                    with contextlib.suppress(Exception):
+                        site = _construction_site(self, sys._getframe(1))
+                        events.module_sites[id(self)] = site
                 if (
                     isinstance(self, _LOSS)
                     and _loss_reduction(sys._getframe(1)) == "none"

@@ -1,5 +1,5 @@
 """Registration and wiring: layers in plain containers (GP116 and GP145 name the
-container), tensors that should be parameters (GP146), hooks stacked every step (GP310),
+container), tensors that should be parameters and Parameters in plain containers (GP146), hooks stacked every step (GP310),
 gradients turned off by a decorator or a `with` block (GP107, GP104, GP115)."""
 
 from __future__ import annotations
@@ -90,6 +90,61 @@ def test_a_tensor_attribute_that_requires_grad_is_named(tmp_path: Path) -> None:
     assert [(f.code, f.tensor, roles(f)) for f in found] == [
         ("GP146", "peep", [("cause", line_of(text, "not a Parameter"))])
     ]
+
+
+_GAINS = """
+import torch
+from torch import nn
+
+class Bands(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.gains = {container}  # the gains
+
+    def forward(self, x):
+        h = self.lin(x)
+        for gain in {values}:
+            h = h * gain
+        return h
+
+bands = Bands()
+opt = torch.optim.Adam({params}, lr=0.1)
+for _ in range(2):
+    opt.zero_grad()
+    bands(torch.randn(2, 4)).sum().backward()
+    opt.step()
+"""
+
+
+def _gains(container: str, values: str = "self.gains", params: str = "") -> str:
+    return _GAINS.format(container=container, values=values, params=params or "bands.parameters()")
+
+
+def test_parameters_in_a_plain_list_name_the_attribute(tmp_path: Path) -> None:
+    found, text = diagnose(tmp_path, _gains("[nn.Parameter(torch.ones(4)) for _ in range(3)]"))
+    assert [(f.code, f.tensor, roles(f)) for f in found] == [
+        ("GP146", "gains", [("cause", line_of(text, "the gains"))])
+    ]
+    assert found[0].details["parameters"] == 3
+
+
+def test_parameters_in_a_plain_dict_name_the_attribute(tmp_path: Path) -> None:
+    found, _ = diagnose(
+        tmp_path,
+        _gains("{'a': nn.Parameter(torch.ones(4))}", values="self.gains.values()"),
+    )
+    assert [(f.code, f.details["container"]) for f in found] == [("GP146", "dict")]
+
+
+def test_parameters_registered_or_handed_to_the_optimizer_are_silent(tmp_path: Path) -> None:
+    registered = _gains("nn.ParameterList([nn.Parameter(torch.ones(4)) for _ in range(3)])")
+    assert [f.code for f in diagnose(tmp_path, registered)[0]] == []
+    handed = _gains(
+        "[nn.Parameter(torch.ones(4)) for _ in range(3)]",
+        params="[*bands.parameters(), *bands.gains]",
+    )
+    assert [f.code for f in diagnose(tmp_path, handed)[0]] == []
 
 
 def test_a_hook_registered_every_step_is_named_and_a_removed_one_is_not(

@@ -474,6 +474,9 @@ class Events:
     parameter_lines: dict[int, SourceLine | None] = field(default_factory=dict)
     module_lines: dict[int, SourceLine | None] = field(default_factory=dict)  # id(module) ->
     module_orders: dict[int, int] = field(default_factory=dict)  # id(module) -> when made
+    # id(module) -> the user's line that called its constructor, outside the module's own
+    # __init__ chain (``model = Net()``, not the ``super().__init__()`` inside Net)
+    module_sites: dict[int, SourceLine | None] = field(default_factory=dict)
     # layers with parameters built inside a running forward and called there:
     # their line -> (how many, the layer's class, the outer model's class) (GP116)
     forward_layers: dict[SourceLine | None, tuple[int, str, str]] = field(default_factory=dict)

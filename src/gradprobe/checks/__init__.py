@@ -41,6 +41,7 @@ from gradprobe.checks import parameters as parameters
 from gradprobe.checks import discarded as discarded
 from gradprobe.checks import protocol as protocol
 from gradprobe.checks import consumed as consumed
+from gradprobe.checks import structure as structure
 from gradprobe.checks import schedules as schedules
 from gradprobe.checks import fixed_tables as fixed_tables
 from gradprobe.checks import warned as warned

@@ -125,6 +125,9 @@ def optimizer_coverage(
                 "existing one under torch.no_grad())."
             )
             pairs = [(line, "cause")]
+        elif (again := _built_again(events, module, optimizers, tops)) is not None:
+            found.append(_built_again_finding(module, missed, *again))
+            break
         else:
             order = events.module_orders.get(id(module))
             earlier = [m for m in made if order is not None and m[0] < order]
@@ -191,6 +194,65 @@ def optimizer_coverage(
             )
         )
     return found
+
+
+def _built_again(
+    events: Events,
+    module: torch.nn.Module,
+    optimizers: Sequence[Any],
+    tops: Sequence[torch.nn.Module],
+) -> tuple[torch.nn.Module, SourceLine | None, SourceLine | None] | None:
+    """The model holding ``module``, where it was built, and where an optimizer was
+    built before it over another instance of it: tensors shaped like all of this model's
+    parameters, none of them the model's, none ever given a gradient (``model = Net()``
+    written twice, the optimizer between the two)."""
+    top = next((t for t in tops if any(m is module for m in t.modules())), None)
+    if top is None:
+        return None
+    own = list(top.parameters())
+    shapes = [tuple(p.shape) for p in own]
+    order = events.module_orders.get(id(top))
+    for opt in optimizers:
+        made = events.optimizer_lines.get(id(opt))
+        if made is None or order is None or made.order > order:
+            continue
+        params = [p for group in opt.param_groups for p in group["params"]]
+        if (
+            [tuple(p.shape) for p in params] == shapes
+            and all(p.grad is None for p in params)
+            and not {id(p) for p in params} & {id(p) for p in own}
+        ):
+            return top, events.module_sites.get(id(top)), made.line
+    return None
+
+
+def _built_again_finding(
+    module: torch.nn.Module,
+    missed: Sequence[str],
+    top: torch.nn.Module,
+    built: SourceLine | None,
+    optimizer: SourceLine | None,
+) -> Finding:
+    kind = type(top).__name__
+    message = (
+        f"The {kind} trained here was built at {_where(built)}, after the optimizer built at "
+        f"{_where(optimizer)}, which holds the parameters of another {kind} instance, made "
+        "earlier and never used: backward fills the gradients of this model's parameters "
+        f"({', '.join(missed)} of its {type(module).__name__}, and the rest) and no optimizer "
+        "applies them, while the optimizer steps tensors nothing computes with."
+    )
+    return make_finding(
+        "GP116",
+        message=message,
+        module=kind,
+        parameter=missed[0],
+        hint=(
+            f"Build the {kind} once (remove the second instantiation), or build the "
+            "optimizer after the model it trains."
+        ),
+        locations=_locations((built, "cause"), (optimizer, "created")),
+        details={"parameters": list(missed), "how": "built again"},
+    )
 
 
 def _orphans(

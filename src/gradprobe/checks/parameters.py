@@ -82,8 +82,8 @@ class UnregisteredModules(Check):
 
 @register
 class TensorAttributes(Check):
-    """A module attribute that is a tensor requiring grad, not a Parameter, that no
-    optimizer holds (GP146)."""
+    """A module attribute that is a tensor requiring grad, not a Parameter, or a plain
+    list, tuple or dict of Parameters, that no optimizer holds (GP146)."""
 
     name = "gradprobe.parameters.tensor_attributes"
     codes = ("GP146",)
@@ -96,6 +96,7 @@ class TensorAttributes(Check):
         found: list[Finding] = []
         for top in _top_modules(run.modules):
             for prefix, module in top.named_modules():
+                found.extend(_hidden_parameters(module, prefix, held))
                 for attr, value in vars(module).items():
                     if (
                         type(value) is not torch.Tensor
@@ -127,6 +128,55 @@ class TensorAttributes(Check):
                         )
                     )
         return found[:3]
+
+
+# the attributes every nn.Module has (_parameters, _modules, ...): registered, not hidden
+_MODULE_ATTRIBUTES = frozenset(vars(torch.nn.Module()))
+
+
+def _hidden_parameters(module: torch.nn.Module, prefix: str, held: set[int]) -> Iterable[Finding]:
+    """GP146 for nn.Parameters kept in a plain list, tuple or dict attribute of ``module``
+    (``self.gains = [nn.Parameter(...) for ...]``) that got gradients no optimizer holds:
+    nn.Module registers none of them."""
+    for attr, value in vars(module).items():
+        if attr in _MODULE_ATTRIBUTES or not isinstance(value, list | tuple | dict):
+            continue
+        items = value.values() if isinstance(value, dict) else value
+        hidden = [
+            p
+            for p in items
+            if isinstance(p, torch.nn.Parameter)
+            and p.requires_grad
+            and p.grad is not None
+            and id(p) not in held
+        ]
+        if not hidden:
+            continue
+        line = attribute_line(module, attr)
+        name = f"{prefix}.{attr}" if prefix else attr
+        kind = "dict" if isinstance(value, dict) else type(value).__name__
+        yield make_finding(
+            "GP146",
+            message=(
+                f"{name} is a plain {kind} of {_count(len(hidden), 'nn.Parameter')}, kept "
+                f"on {type(module).__name__}"
+                + (f" (assigned at {_where(line)})" if line else "")
+                + ": nn.Module registers no Parameter inside a list, tuple or dict, so "
+                "model.parameters() leaves them out and no optimizer holds them. Backward "
+                "fills their gradients at every step and nothing applies them."
+            ),
+            hint=(
+                "Hold them in nn.ParameterList([...]) (nn.ParameterDict for a dict), so "
+                "the module registers them and model.parameters() returns them."
+            ),
+            tensor=name,
+            locations=_locations((line, "cause")),
+            details={"attribute": name, "parameters": len(hidden), "container": kind},
+        )
+
+
+def _count(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 @register
