@@ -398,6 +398,7 @@ class SwitchSet(NamedTuple):
 
     value: str  # what it was set to: "False", "torch.bfloat16"
     stack: Stack  # the user's frames of the call
+    call: str = ""  # how, when not the plain call: "torch.no_grad().__enter__()"
 
 
 class ParameterCopy(NamedTuple):
