@@ -413,7 +413,9 @@ class Recomputation(NamedTuple):
     torch_checkpoint: bool  # run again by torch.utils.checkpoint (else by user code)
     buffers: tuple[str, ...]  # its buffers whose version the rerun moved
     drew: bool  # the rerun advanced the default generator
-    rng_moved: bool = False  # the backward left the default generator elsewhere
+    # it drew from the generator's running stream (where the backward found it), not from a
+    # state restored for it (the forward's, as checkpoint's preserve_rng_state does)
+    live: bool
 
 
 class ParameterCopy(NamedTuple):

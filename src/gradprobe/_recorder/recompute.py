@@ -15,6 +15,7 @@ import functools
 import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["Reruns", "checkpoint_patches", "in_backward"]
 
 _MAX_RERUNS = 64  # recomputations kept: one per checkpointed block and backward is plenty
-_TORCH_CHECKPOINT = os.sep + os.path.join("torch", "utils", "checkpoint.py")
+_TORCH_CHECKPOINT = os.sep + str(Path("torch", "utils", "checkpoint.py"))
 
 in_backward = getattr(torch._C, "_current_graph_task_id", lambda: -1)
 
@@ -48,6 +49,7 @@ class _Running:
     torch_checkpoint: bool
     versions: list[tuple[str, torch.Tensor, int]]
     rng: torch.Tensor
+    live: bool
 
 
 class Reruns:
@@ -57,8 +59,11 @@ class Reruns:
         self.events = events
         self.open_checkpoints: list[SourceLine | None] = []  # torch checkpoint calls running
         self._checkpointed: dict[int, SourceLine | None] = {}  # module id -> that call
-        self._backwards: list[tuple[SourceLine | None, torch.Tensor, int]] = []
+        self._backwards: list[SourceLine | None] = []
         self._running: _Running | None = None
+        # the default generator's state as the running stream left it: at the backward's
+        # start, then after each rerun that drew from it
+        self._live: torch.Tensor | None = None
 
     def called(self, module: torch.nn.Module, frame: FrameType | None) -> None:
         """A module call (``frame``: its caller), in forward or run again in backward."""
@@ -76,35 +81,35 @@ class Reruns:
         changed = tuple(
             name for name, buffer, version in running.versions if buffer._version != version
         )
-        drew = not torch.equal(running.rng, torch.get_rng_state())
+        after = torch.get_rng_state()
+        drew = not torch.equal(running.rng, after)
+        if running.live:
+            self._live = after
         if (changed or drew) and len(self.events.recomputations) < _MAX_RERUNS:
             self.events.recomputations.append(
                 Recomputation(
-                    self._backwards[-1][0],
+                    self._backwards[-1],
                     running.name,
                     running.rerun,
                     running.checkpoint,
                     running.torch_checkpoint,
                     changed,
                     drew,
+                    running.live,
                 )
             )
 
     def backward_started(self, line: SourceLine | None) -> None:
-        self._backwards.append((line, torch.get_rng_state(), len(self.events.recomputations)))
+        self._backwards.append(line)
+        self._live = torch.get_rng_state()
 
     def backward_ended(self) -> None:
-        if not self._backwards:
-            return
-        _, rng, first = self._backwards.pop()
+        if self._backwards:
+            self._backwards.pop()
         self._running = None
-        noted = self.events.recomputations
-        if len(noted) > first:
-            moved = not torch.equal(rng, torch.get_rng_state())
-            noted[first:] = [r._replace(rng_moved=moved) for r in noted[first:]]
 
     def _start(self, module: torch.nn.Module, frame: FrameType | None) -> None:
-        line = self._backwards[-1][0]
+        line = self._backwards[-1]
         stack = user_stack(frame)
         if line in stack:  # the frames below the backward() call: who ran the module again
             stack = stack[len(stack) - stack[::-1].index(line) :]
@@ -115,7 +120,8 @@ class Reruns:
             self._checkpointed.get(id(module)),
             _under_torch_checkpoint(frame),
             [(name, b, b._version) for name, b in module.named_buffers() if not b.is_inference()],
-            torch.get_rng_state(),
+            rng := torch.get_rng_state(),
+            self._live is not None and torch.equal(rng, self._live),
         )
 
 

@@ -8,20 +8,21 @@ code   what the rerun did                                   what it costs
 GP181  updated the module's buffers again (a BatchNorm      running statistics moved twice
        in train mode counts every batch twice)              per batch: evaluation uses
                                                             statistics of no real data
-GP182  drew new random numbers, and the backward left the   gradients of other dropout
-       generator elsewhere (the forward's RNG state was     masks than the loss used; the
-       not restored for the rerun)                          RNG stream shifted by a forward
+GP182  drew new random numbers from the running stream    gradients of other dropout
+       (the forward's RNG state was not restored for the    masks than the loss used; the
+       rerun)                                               RNG stream shifted by a forward
 =====  ==================================================  ================================
 
 The recorder notes each module run again while a backward runs, when the rerun moved a
-buffer's version or advanced the default generator (:mod:`gradprobe._recorder.recompute`).
+buffer's version or advanced the default generator, and whether it started from the
+generator's running stream or from a state restored for it
+(:mod:`gradprobe._recorder.recompute`).
 The line named is the user's ``torch.utils.checkpoint`` call that wrapped the module, or,
 for a recomputation written by hand (a custom ``autograd.Function`` that calls the forward
 again in its ``backward``), the user's line in that backward that ran it.
 
 Silent for ``torch.utils.checkpoint`` with its default ``preserve_rng_state=True`` (the
-rerun replays the forward's draws inside a forked RNG, and the backward leaves the generator
-where it was), for checkpointed modules without buffers or with frozen ones (BatchNorm in
+rerun starts from the forward's saved state, inside a forked RNG), for checkpointed modules without buffers or with frozen ones (BatchNorm in
 eval mode), and for random numbers drawn in backward hooks (gradient noise), which run no
 module again. Only the default CPU generator is compared.
 """
@@ -58,7 +59,7 @@ class RecomputationSideEffects(Check):
             if rerun.buffers and ("GP181", cause) not in self.named:
                 self.named.add(("GP181", cause))
                 found.append(_buffers_updated(rerun, cause))
-            if rerun.drew and rerun.rng_moved and ("GP182", cause) not in self.named:
+            if rerun.drew and rerun.live and ("GP182", cause) not in self.named:
                 self.named.add(("GP182", cause))
                 found.append(_fresh_draws(rerun, cause))
         return found
