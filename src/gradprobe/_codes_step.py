@@ -70,6 +70,36 @@ STEP_CODES: tuple[Entry, ...] = (
         "torch.no_grad():` block instead of the plain call, the previous default dtype set "
         "back in a `finally:`), or restore it in the loop right after calling the function.",
     ),
+    # invariant 7: backward has no side effects on state (checks/recomputation.py)
+    _entry(
+        "GP181",
+        "recomputation_updated_buffers",
+        "a module run again in backward updated its buffers a second time",
+        "Activation checkpointing runs a module's forward again during backward to rebuild "
+        "what it did not keep. A module in train mode that updates buffers in its forward "
+        "(BatchNorm's running mean, variance and num_batches_tracked) updates them again on "
+        "that rerun: every batch is counted twice, and the statistics evaluation uses are "
+        "not those of the data. Losses and gradients look the same as without "
+        "checkpointing. Nothing raises.",
+        "Keep layers that update buffers out of the checkpointed function (checkpoint the "
+        "convolutions, run the BatchNorm outside), or replace them with GroupNorm/LayerNorm; "
+        "if the module must stay inside, undo the second update (halve the momentum, or "
+        "save and restore its buffers around the rerun).",
+    ),
+    _entry(
+        "GP182",
+        "recomputation_drew_new_random_numbers",
+        "a module run again in backward drew other random numbers than its forward",
+        "A checkpoint reruns the forward in backward to rebuild activations. Unless the RNG "
+        "state of the forward is restored for that rerun, every dropout inside draws a new "
+        "mask: the rebuilt activations are not the ones the loss was computed from, the "
+        "gradients belong to another network, and the random stream moves on by a whole "
+        "extra forward. torch.utils.checkpoint restores it unless preserve_rng_state=False; "
+        "a hand-written checkpoint has to do it itself. Nothing raises.",
+        "Keep torch.utils.checkpoint's preserve_rng_state=True; in a hand-written "
+        "checkpoint, save torch.get_rng_state() in forward and rerun inside "
+        "torch.random.fork_rng() after restoring it.",
+    ),
     # invariant 6: structure, one module or parameter in one place
     _entry(
         "GP184",

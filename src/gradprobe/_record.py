@@ -583,6 +583,7 @@ def _module_hooks(patches: Patches) -> None:
             if mode is None:
                 continue
             recording._modules.add(module)
+            mode.reruns.called(module, sys._getframe(1))
             if module._parameters and id(module) not in mode.events.module_inputs:
                 _note_inputs(mode.events, module, _args)
             if not mode.outer_module:  # the outermost call: note the line making it
@@ -598,6 +599,8 @@ def _module_hooks(patches: Patches) -> None:
     def done(module: torch.nn.Module, _args: Any, output: Any) -> None:
         for recording in _active.here():
             mode = recording._mode
+            if mode is not None:
+                mode.reruns.returned(module)
             if mode is not None and mode.outer_module == id(module):
                 if not module.training and torch.is_grad_enabled():
                     with suppress(Exception):

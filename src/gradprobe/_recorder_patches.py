@@ -69,7 +69,8 @@ from gradprobe._recorder.events import (
 )
 from gradprobe._recorder.flows import INFERENCE_PER_BLOCK
 from gradprobe._recorder.owners import holders_of
-from gradprobe._recorder.switches import switch_patches
+from gradprobe._recorder.recompute import checkpoint_patches
+from gradprobe._recorder.switches import note_entered, switch_patches
 from gradprobe._source import is_user_file
 from gradprobe._threads import ThreadBound
 
@@ -141,6 +142,7 @@ def _install(p: Patches) -> None:
     _optimizer_patches(p)
     _grad_mode_patches(p)
     switch_patches(p, MODES.here)
+    checkpoint_patches(p, MODES.here)
     _reparam_patches(p)
     _log_prob_patches(p)
     _scaler_patches(p)
@@ -779,6 +781,7 @@ def _grad_mode_patches(p: Patches) -> None:
             if modes:
                 caller = sys._getframe(1)
                 line = _decorator_line(caller, name) or _user_line(caller)
+                note_entered(modes, caller, name)
                 for mode in modes:
                     mode.no_grad_lines.append(line)
                     if inference:  # what is made inside is an inference tensor (GP114)

@@ -118,6 +118,65 @@ def test_grad_mode_restored_by_the_helper_is_not_named(tmp_path: Path, evaluate:
     assert run(tmp_path, _GRAD.format(evaluate=evaluate))[0] == []
 
 
+def test_grad_off_set_deep_inside_a_class_used_by_a_helper_is_named_at_the_set_line(
+    tmp_path: Path,
+) -> None:
+    nested = """
+class Detector:
+    def __call__(self, batch):
+        torch.set_grad_enabled(False)
+        return model(batch).argmax(1)
+
+detector = Detector()
+
+def evaluate():
+    return (detector(x) == y).float().mean().item()
+"""
+    found, text = run(tmp_path, _GRAD.format(evaluate=nested))
+    (finding,) = found
+    assert roles(finding) == [
+        ("cause", line_of(text, "torch.set_grad_enabled(False)")),
+        ("read", line_of(text, "return (detector(x) == y)")),
+        ("error", line_of(text, "loss.backward()")),
+    ]
+
+
+@pytest.mark.parametrize("context", ["no_grad", "inference_mode"])
+def test_a_grad_context_entered_by_hand_and_never_left_is_named(
+    tmp_path: Path, context: str
+) -> None:
+    by_hand = f"""
+guards = []
+
+def evaluate():
+    guards.append(torch.{context}())
+    guards[-1].__enter__()
+    return (model(x).argmax(1) == y).float().mean().item()
+"""
+    # the script leaves the guards for the next test's process state otherwise
+    source = (
+        _GRAD.format(evaluate=by_hand)
+        + "\nfor guard in reversed(guards):\n    guard.__exit__(None, None, None)\n"
+    )
+    found, text = run(tmp_path, source)
+    (finding,) = found
+    assert roles(finding)[0] == ("cause", line_of(text, "__enter__()"))
+    assert f"torch.{context}().__enter__()" in finding.message
+    assert finding.details == {"switch": "grad_mode", "set_in": "evaluate"}
+
+
+def test_a_grad_context_entered_by_hand_and_left_by_hand_is_not_named(tmp_path: Path) -> None:
+    paired = """
+def evaluate():
+    guard = torch.no_grad()
+    guard.__enter__()
+    acc = (model(x).argmax(1) == y).float().mean().item()
+    guard.__exit__(None, None, None)
+    return acc
+"""
+    assert run(tmp_path, _GRAD.format(evaluate=paired))[0] == []
+
+
 def test_grad_off_for_a_whole_script_that_trains_under_enable_grad_is_not_named(
     tmp_path: Path,
 ) -> None:
@@ -201,6 +260,55 @@ def test_a_low_precision_default_set_where_the_training_runs_is_not_named(
     source = _DTYPE.format(load="backbone = torch.nn.Linear(8, 8).requires_grad_(False)")
     source = source.replace("torch.manual_seed(0)", "torch.set_default_dtype(torch.bfloat16)")
     assert run(tmp_path, source)[0] == []
+
+
+_MISMATCH = """
+    import torch
+
+    {top}
+
+    class Potential:
+        def __init__(self):
+            {set_dtype}
+            self.scale = torch.tensor(2.0)
+
+    def fit(x):
+        net = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        loss = net(x.float()).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    reference = Potential()
+    fit(torch.randn(8, 4))
+"""
+
+
+def test_a_float64_default_left_by_a_class_that_breaks_a_later_layer_is_named(
+    tmp_path: Path,
+) -> None:
+    source = _MISMATCH.format(top="", set_dtype="torch.set_default_dtype(torch.float64)")
+    text = textwrap.dedent(source).lstrip("\n")
+    script = tmp_path / "train.py"
+    script.write_text(text)
+    result = diagnose_script(script)
+    (finding,) = [f for f in result.findings if f.code == "GP174"]
+    assert roles(finding) == [
+        ("cause", line_of(text, "torch.set_default_dtype(torch.float64)")),
+        ("error", line_of(text, "loss = net(x.float())")),
+    ]
+    assert finding.details == {"switch": "default_dtype", "dtype": "float64"}
+    # it explains the error: no generic GP168 beside it
+    assert [f.code for f in result.findings if f.code == "GP168"] == []
+
+
+def test_a_float64_default_set_by_the_script_itself_is_not_named(tmp_path: Path) -> None:
+    source = _MISMATCH.format(top="torch.set_default_dtype(torch.float64)", set_dtype="pass")
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(source).lstrip("\n"))
+    result = diagnose_script(script)
+    assert [f for f in result.findings if f.code == "GP174"] == []
 
 
 # -- train / eval ------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from gradprobe._recorder.tensors import (
 )
 
 if TYPE_CHECKING:
+    from gradprobe._recorder.recompute import Reruns
     from gradprobe._recorder.stalegrad import StaleGrads
 
 
@@ -62,6 +63,7 @@ class _BackwardNotes:
     turned_on: _TensorMap[tuple[int, SourceLine | None]]
     in_optimizer: int
     stale: StaleGrads
+    reruns: Reruns
     relays: dict[tuple[Any, int], Any]
     backward_hook: Callable[[Backward, Any, tuple[Any, ...], dict[str, Any]], Any] | None
     # RecorderMode's
@@ -110,6 +112,7 @@ class _BackwardNotes:
         if plain:
             with contextlib.suppress(Exception):
                 self.stale.before_backward()
+        self.reruns.backward_started(line)
         try:
             result = call_from(plain_caller(sys._getframe(2)), self.relays, func, args, kwargs)
         except BaseException as error:
@@ -120,6 +123,8 @@ class _BackwardNotes:
             finally:
                 event.error = frameless(error)
             raise
+        finally:
+            self.reruns.backward_ended()
         if plain:
             with contextlib.suppress(Exception):
                 self.stale.after_backward(line)

@@ -24,6 +24,7 @@ __all__ = [
     "NodeKey",
     "NodeRecord",
     "NonFinite",
+    "Recomputation",
     "Reparam",
     "Replaced",
     "SourceLine",
@@ -398,6 +399,23 @@ class SwitchSet(NamedTuple):
 
     value: str  # what it was set to: "False", "torch.bfloat16"
     stack: Stack  # the user's frames of the call
+    call: str = ""  # how, when not the plain call: "torch.no_grad().__enter__()"
+
+
+class Recomputation(NamedTuple):
+    """A module run again while a backward ran (a checkpoint rebuilding its activations)
+    that changed state: buffers it updated, random numbers it drew."""
+
+    backward: SourceLine | None  # the user's backward() call that ran it
+    module: str  # the class of the outermost module run again
+    rerun: Stack  # the user's frames inside that backward down to the module call
+    checkpoint: SourceLine | None  # the user's torch.utils.checkpoint call around it
+    torch_checkpoint: bool  # run again by torch.utils.checkpoint (else by user code)
+    buffers: tuple[str, ...]  # its buffers whose version the rerun moved
+    drew: bool  # the rerun advanced the default generator
+    # it drew from the generator's running stream (where the backward found it), not from a
+    # state restored for it (the forward's, as checkpoint's preserve_rng_state does)
+    live: bool
 
 
 class ParameterCopy(NamedTuple):
@@ -578,6 +596,8 @@ class Events:
     # the latest plain call that set each process-wide switch: "grad" (set_grad_enabled),
     # "default_dtype" -> what it set and the user's frames of the call
     switches: dict[str, SwitchSet] = field(default_factory=dict)
+    # modules run again during a backward that updated buffers or drew random numbers
+    recomputations: list[Recomputation] = field(default_factory=list)
     # nn.Parameter(p.clone()) of another parameter p: (line, id(p), id(new parameter))
     parameter_copies: list[ParameterCopy] = field(default_factory=list)
     # ops that refused an inference tensor: (line, cuts that made the tensor)

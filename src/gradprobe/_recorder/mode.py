@@ -95,6 +95,7 @@ from gradprobe._recorder.ops import (
     _SILENT_WRITES,
     _WARNS_AT_CALLER,
 )
+from gradprobe._recorder.recompute import Reruns
 from gradprobe._recorder.stalegrad import StaleGrads
 
 _ACCUMULATE_GRAD = torch._C._functions.AccumulateGrad  # type: ignore[attr-defined]
@@ -181,6 +182,7 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         self.in_optimizer = 0
         self.step_orders: dict[int, int] = {}  # id(optimizer) -> order of its latest step
         self.stale = StaleGrads(events, self.order)
+        self.reruns = Reruns(events)  # modules run again during a backward (checkpoints)
         self.mark = _current_sequence()
         # torch >= 2.14: node_creation_hook hands over every node as it is made (NOTE
         # [recorder]); record() installs it and sets `hooked`. Nodes wait here until the

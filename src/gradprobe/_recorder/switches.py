@@ -1,5 +1,7 @@
 """Process-wide switches set by a plain call: ``torch.set_grad_enabled(False)`` as a
-statement and ``torch.set_default_dtype(...)``, noted with the user's frames of the call.
+statement, ``torch.set_default_dtype(...)``, and a grad-mode context entered by calling its
+``__enter__()`` by hand (``torch.no_grad().__enter__()``, ``torch.inference_mode()``'s), noted
+with the user's frames of the call.
 
 A switch set this way stays set after the function that set it returns; the same switch
 set by a ``with`` block or a decorator restores itself and is not noted (it undoes the
@@ -10,6 +12,7 @@ calls are rare (once per evaluation), so noting one costs a walk of the stack.
 
 from __future__ import annotations
 
+import linecache
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
     from gradprobe._patch import Patches
     from gradprobe._recorder.mode import RecorderMode
 
-__all__ = ["DEFAULT_DTYPE", "GRAD", "switch_patches"]
+__all__ = ["DEFAULT_DTYPE", "GRAD", "note_entered", "switch_patches"]
 
 GRAD = "grad"
 DEFAULT_DTYPE = "default_dtype"
@@ -52,6 +55,22 @@ def _by_user(caller: Any) -> bool:
     """Whether the user's code made the call: torch sets and restores the grad mode around
     every optimizer step with plain calls, which are torch's business."""
     return is_user_file(caller.f_code.co_filename)
+
+
+def note_entered(modes: tuple[RecorderMode, ...], caller: Any, name: str) -> None:
+    """Note a grad-mode context (``no_grad``, ``inference_mode``) whose ``__enter__()`` the
+    user's code called by hand: nothing calls its ``__exit__`` (a ``with`` block would)."""
+    if modes and _by_hand(caller):
+        note = SwitchSet("False", user_stack(caller), f"torch.{name}().__enter__()")
+        for mode in modes:
+            mode.events.switches[GRAD] = note
+
+
+def _by_hand(caller: Any) -> bool:
+    """Whether the user's line calls ``__enter__`` itself rather than entering a ``with``
+    block (which has no ``__enter__`` in its text); read only for the user's calls."""
+    filename = caller.f_code.co_filename
+    return is_user_file(filename) and "__enter__" in linecache.getline(filename, caller.f_lineno)
 
 
 def _grad_patches(p: Patches, active: Callable[[], tuple[RecorderMode, ...]]) -> None:
@@ -81,7 +100,8 @@ def _grad_patches(p: Patches, active: Callable[[], tuple[RecorderMode, ...]]) ->
                     mode.events.switches[GRAD] = made[1]
 
     def enter(self: Any) -> None:
-        scoped(self)
+        if not _by_hand(sys._getframe(1)):
+            scoped(self)
         real_enter(self)
 
     def call(self: Any, orig_func: Any) -> Any:

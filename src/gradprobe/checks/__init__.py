@@ -44,6 +44,7 @@ from gradprobe.checks import consumed as consumed
 from gradprobe.checks import structure as structure
 from gradprobe.checks import schedules as schedules
 from gradprobe.checks import fixed_tables as fixed_tables
+from gradprobe.checks import recomputation as recomputation
 from gradprobe.checks import warned as warned
 from gradprobe.checks import raised as raised
 from gradprobe.checks import errors as errors

@@ -8,15 +8,22 @@ switch left set by a helper            the training work that then depends on it
 helper                                 (Dropout off, BatchNorm frozen) after it trained
 ``torch.set_grad_enabled(False)``      a ``backward()`` of a loss computed with gradients
 called as a function                   off (no graph reaches the parameters)
+``torch.no_grad().__enter__()`` (or    the same: the context is entered by hand, and
+``inference_mode``'s) never exited     nothing calls its ``__exit__``
 ``torch.set_default_dtype(bfloat16)``  an optimizer step on parameters made in that
 in a loader                            low precision, whose small updates round away
+``torch.set_default_dtype(float64)``   a layer made after it meeting float32 data: the
+in a class or helper                   dtype-mismatch error (read at the error)
 =====================================  ===================================================
 
 The recorder notes each plain call that sets a switch with the user's frames of the call
 (a ``with`` block or a decorator restores the switch and is not noted), and the frames of
-the step or backward that meets the switch still set. The line to change is in the first
-function of the setting call's frames that the work's frames do not share: the function
-that set the switch and returned with it set (:func:`~gradprobe.checks._common.left_set_by`).
+the step or backward that meets the switch still set. A switch counts when the first
+function of the setting call's frames that the work's frames do not share returned with it
+set (:func:`~gradprobe.checks._common.left_set_by`). The line to change is the unscoped call
+itself for the grad mode and the default dtype (it becomes a ``with`` block, or a restore in
+a ``finally:``), however deep in the helper's callees it sits; for ``eval()``, whose undo is
+a ``train()`` in the function that meant it for a while, it is that function's line.
 A switch set in the function that does the work is set there on purpose (a frozen
 BatchNorm kept in eval mode, ``set_default_dtype(torch.float64)`` at the top of a
 scientific script) or is the loop's own order, which GP131 reads; it is not named here.
@@ -27,22 +34,34 @@ walk of the stack only when a switch is found still set.
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from types import TracebackType
 
 import torch
 
 from gradprobe._recorder import SourceLine, _grad_fn
-from gradprobe._recorder.events import EvalModeStep, Stack
+from gradprobe._recorder.events import EvalModeStep, Stack, SwitchSet
 from gradprobe._recorder.frames import user_stack
 from gradprobe._recorder.switches import DEFAULT_DTYPE, GRAD
+from gradprobe._source import is_user_file
 from gradprobe.checks._api import BackwardCall, Check, Run, StepCall, register
 from gradprobe.checks._common import _locations, _top_modules, _where, left_set_by
 from gradprobe.checks.modes import reads_training
+from gradprobe.errors import error_text
 from gradprobe.findings import Finding, make_finding
 
 __all__ = ["LeftSwitches"]
+
+# torch's names of the floating dtypes in its messages ("... but got Float and Double")
+_SCALAR_NAMES = {
+    torch.float64: "Double",
+    torch.float32: "Float",
+    torch.float16: "Half",
+    torch.bfloat16: "BFloat16",
+}
 
 # default dtypes whose rounding eats an optimizer's small updates (float64 only costs time)
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
@@ -71,7 +90,7 @@ class LeftSwitches(Check):
             return ()  # its graph was built with gradients on (under enable_grad())
         self.grad_named = True
         work = user_stack(sys._getframe(1))
-        return (_grad_left_off(switch.stack, work),)
+        return (_grad_left_off(switch, work),)
 
     def on_step(self, step: StepCall) -> Iterable[Finding]:
         if self.dtype_named:
@@ -96,6 +115,29 @@ class LeftSwitches(Check):
             return ()  # set where the training runs: low-precision training on purpose
         self.dtype_named = True
         return (_dtype_left_set(switch.stack, helper, work, default, len(low)),)
+
+    def on_error(self, run: Run, found: Sequence[Finding]) -> Iterable[Finding]:
+        error = run.error
+        switch = run.events.switches.get(DEFAULT_DTYPE)
+        # the latest plain call's value, not the default now: a script run in-process has
+        # its default put back before the error is read
+        default = getattr(torch, switch.value.removeprefix("torch."), None) if switch else None
+        if (
+            self.dtype_named
+            or switch is None
+            or not isinstance(error, RuntimeError)
+            or not isinstance(default, torch.dtype)
+            or default == torch.float32
+            or any(loc.role == "error" for f in found for loc in f.locations)
+            or not _mismatch(error_text(error), default)
+        ):
+            return ()
+        work = _traceback_stack(error.__traceback__)
+        helper = left_set_by(_from(switch.stack, work), work)
+        if helper is None:
+            return ()  # set where the failing work runs: that precision is meant there
+        self.dtype_named = True
+        return (_dtype_mismatch(switch.stack, helper, work, default),)
 
     def conclude(self, run: Run) -> Iterable[Finding]:
         left: dict[SourceLine, list[tuple[str, EvalModeStep]]] = {}
@@ -126,26 +168,28 @@ def _in(line: SourceLine) -> str:
     return f"in {line[2]}() ({Path(line[0]).name})"
 
 
-def _grad_left_off(made: Stack, work: Stack) -> Finding:
+def _grad_left_off(switch: SwitchSet, work: Stack) -> Finding:
+    made = switch.stack
     helper = left_set_by(made, work)
-    cause = helper or made[-1]
     backward = work[-1] if work else None
+    how = switch.call or "torch.set_grad_enabled(False)"
     returned = f", and it was still off after {helper[2]}() returned" if helper is not None else ""
     return make_finding(
         "GP174",
         message=(
-            f"torch.set_grad_enabled(False) at {_where(made[-1])}, {_in(made[-1])}, turned "
-            "gradients off for the whole process: called as a function, not as a `with` "
-            f"block, nothing turns them back on{returned}. The backward() at "
-            f"{_where(backward)} then ran on a loss computed with gradients off, which no "
-            "graph connects to the parameters: none of them gets a gradient."
+            f"{how} at {_where(made[-1])}, {_in(made[-1])}, turned gradients off for the "
+            "whole process: called as a function, not as a `with` block, nothing turns "
+            f"them back on{returned}. The backward() at {_where(backward)} then ran on a "
+            "loss computed with gradients off, which no graph connects to the parameters: "
+            "none of them gets a gradient."
         ),
         hint=(
             "Use `with torch.no_grad():` around the evaluation (or decorate the function "
             "with @torch.no_grad()), so gradients come back on when it ends."
         ),
+        # the line to change is the unscoped call itself, however deep the helper sits
         locations=_locations(
-            (cause, "cause"), (_unless(made[-1], cause), "read"), (backward, "error")
+            (made[-1], "cause"), (_unless(helper, made[-1]), "read"), (backward, "error")
         ),
         details={"switch": "grad_mode", "set_in": made[-1][2]},
     )
@@ -179,6 +223,62 @@ def _dtype_left_set(
     )
 
 
+def _dtype_mismatch(made: Stack, helper: SourceLine, work: Stack, dtype: torch.dtype) -> Finding:
+    failed = work[-1] if work else None
+    shown = str(dtype).removeprefix("torch.")
+    return make_finding(
+        "GP174",
+        message=(
+            f"torch.set_default_dtype({dtype}) at {_where(made[-1])}, {_in(made[-1])}, "
+            f"changed the default dtype of the whole process, and {helper[2]}() returned "
+            f"without setting it back: layers and tensors made after it are {shown}. The "
+            f"call at {_where(failed)} then met them with tensors of another dtype and "
+            "failed."
+        ),
+        hint=(
+            "Put the previous default back before returning: `previous = "
+            "torch.get_default_dtype()`, then `torch.set_default_dtype(previous)` in a "
+            "`finally:`; or pass dtype= where that precision is needed."
+        ),
+        locations=_locations(
+            (made[-1], "cause"), (_unless(helper, made[-1]), "read"), (failed, "error")
+        ),
+        details={"switch": "default_dtype", "dtype": shown},
+    )
+
+
+def _mismatch(text: str, dtype: torch.dtype) -> bool:
+    """Whether torch's message is about two dtypes meeting, one of them ``dtype``: "mat1 and
+    mat2 must have the same dtype, but got Float and Double", "expected scalar type Double
+    but found Float"."""
+    name = _SCALAR_NAMES.get(dtype)
+    if name is None or ("dtype" not in text and "scalar type" not in text):
+        return False
+    named = set(re.findall(r"\b(Double|Float|Half|BFloat16)\b", text))
+    return name in named and len(named) > 1
+
+
+def _from(made: Stack, work: Stack) -> Stack:
+    """``made`` from the outermost function a traceback's ``work`` starts in: a traceback
+    holds only the frames below the code that caught it (the runner of the script)."""
+    if work:
+        for i, line in enumerate(made):
+            if (line[0], line[2]) == (work[0][0], work[0][2]):
+                return made[i:]
+    return made
+
+
+def _traceback_stack(tb: TracebackType | None) -> Stack:
+    """The user's frames of a traceback, outermost first, at the lines it passed through."""
+    lines: list[SourceLine] = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if is_user_file(code.co_filename):
+            lines.append((code.co_filename, tb.tb_lineno, code.co_name))
+        tb = tb.tb_next
+    return tuple(lines)
+
+
 def _eval_left_on(helper: SourceLine, parts: list[tuple[str, EvalModeStep]]) -> Finding:
     names = [name for name, _ in parts]
     stepped = parts[0][1]
@@ -205,7 +305,7 @@ def _eval_left_on(helper: SourceLine, parts: list[tuple[str, EvalModeStep]]) -> 
     )
 
 
-def _unless(line: SourceLine, cause: SourceLine) -> SourceLine | None:
+def _unless(line: SourceLine | None, cause: SourceLine) -> SourceLine | None:
     """``line`` as context, unless it is the cause itself (the switch set in the helper)."""
     return None if line == cause else line
 
