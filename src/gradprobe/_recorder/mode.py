@@ -384,6 +384,9 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
                 cut = self._cut(func, "item", line)
                 if cut not in events.exits:  # a set, in order: loss.item() every step
                     events.exits.append(cut)
+                made_by = _grad_fn(args[0]) if isinstance(args[0], torch.Tensor) else None
+                if made_by is not None:  # the node whose values left as Python numbers
+                    events.cut_inputs[(made_by.name(), made_by._sequence_nr())] = cut
             elif self.taint and args and isinstance(args[0], torch.Tensor):
                 cuts = self.taint.get(args[0])
                 if cuts:  # t.detach().numpy(): values leave torch after a cut
