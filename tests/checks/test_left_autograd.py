@@ -206,3 +206,26 @@ def test_correct_uses_of_values_outside_autograd_stay_silent(tmp_path: Path) -> 
         """,
     )
     assert found == []
+
+
+def test_a_leaf_rebuilt_from_a_threshold_names_the_comparison(tmp_path: Path) -> None:
+    found, text = diagnose(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        net = nn.Sequential(nn.Linear(4, 4), nn.Sigmoid())
+        opt = torch.optim.Adam(net.parameters(), lr=0.01)
+        x, y = torch.rand(8, 4), (torch.rand(8, 4) > 0.5).float()
+        for _ in range(3):
+            p = net(x)
+            hard = (p > 0.5).float()  # left here
+            hard = torch.tensor(hard, requires_grad=True)
+            loss = 1 - (2 * (hard * y).sum() + 1) / (hard.sum() + y.sum() + 1)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+    )
+    assert _causes(found, "GP115") == [line_of(text, "left here")]

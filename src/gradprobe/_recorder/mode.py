@@ -734,6 +734,14 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         # (a non-tensor result too: `out[rows] = value` returns None from __setitem__)
         outs = list(_tensors(result))
         if any(out.requires_grad for out in outs):
+            for out in outs:  # torch.tensor(cut values, requires_grad=True): a rebuilt leaf
+                if (
+                    out.requires_grad
+                    and _grad_fn(out) is None
+                    and not isinstance(out, torch.nn.Parameter)
+                    and taint.get(out) is None
+                ):
+                    taint.set(out, found)
             if plain_tainted and _names(func) in _ADDITIVE and torch.is_grad_enabled():
                 if line is False:
                     line = _user_line(sys._getframe(2))
