@@ -94,15 +94,14 @@ class _BackwardNotes:
                 and _grad_fn(root) is None
                 and not isinstance(root, torch.nn.Parameter)
             ):  # backward on a leaf: nothing behind it to reach
-                self.events.leaf_backwards.append(
-                    LeafBackward(
-                        next(self.order),
-                        line,
-                        self.made_leaves.get(root),
-                        self._no_grad_origin(root),
-                        torch.is_grad_enabled(),
-                    )
-                )
+                self.events.leaf_backwards.append(self._leaf_backward(root, line))
+            elif kind == _BACKWARD and (found := _lone_leaf(root, self.events)) is not None:
+                leaf, lines = found  # a loss computed from one leaf of the user's making
+                if len(self.events.leaf_backwards) < _MAX_LEAF_BACKWARDS and not any(
+                    seen.line == line and seen.ident == id(leaf)
+                    for seen in self.events.leaf_backwards
+                ):  # once per line and leaf: a loop calls it every step
+                    self.events.leaf_backwards.append(self._leaf_backward(leaf, line, lines))
         event = Backward(next(self.order), line, _names(func), keys, bool(retain))
         self.events.backwards.append(event)
         hook = self.backward_hook
@@ -157,6 +156,26 @@ class _BackwardNotes:
             self._check_grads()
         return result
 
+    def _leaf_backward(
+        self,
+        leaf: torch.Tensor,
+        line: SourceLine | None,
+        through: frozenset[SourceLine] = frozenset(),
+    ) -> LeafBackward:
+        made = self.made_leaves.get(leaf)
+        if made is None and (turned := self.turned_on.get(leaf)) is not None:
+            made = turned[1]
+        return LeafBackward(
+            next(self.order),
+            line,
+            made,
+            self._no_grad_origin(leaf),
+            torch.is_grad_enabled(),
+            self.taint.get(leaf) or frozenset(),
+            through,
+            id(leaf),
+        )
+
     def _no_grad_origin(self, root: torch.Tensor) -> tuple[SourceLine | None, SourceLine | None]:
         """For a leaf given to backward(): where gradients were turned off on the way to its
         values (a no_grad block or decorator), and where requires_grad was then switched on
@@ -190,3 +209,41 @@ class _BackwardNotes:
                     )
                 )
                 return
+
+
+_LONE_WALK = 64  # nodes walked per backward: a loss through a model reaches a Parameter first
+_MAX_LEAF_BACKWARDS = 16  # the check reads the first; the rest only tell lines apart
+
+
+def _lone_leaf(
+    root: torch.Tensor, events: Events
+) -> tuple[torch.Tensor, frozenset[SourceLine]] | None:
+    """The one leaf a small graph behind ``root`` reaches when it reaches no nn.Parameter
+    (``torch.as_tensor(losses)`` with requires_grad switched on, then ``.sum()``), with
+    the lines of its nodes; None when the walk meets a Parameter, another leaf, or more
+    than ``_LONE_WALK`` nodes."""
+    node = _grad_fn(root)
+    if node is None:
+        return None
+    seen = {node}
+    queue = [node]
+    leaf: torch.Tensor | None = None
+    lines: set[SourceLine] = set()
+    for fn in queue:
+        record = events.nodes.get((fn.name(), fn._sequence_nr()))
+        if record is not None and record.line is not None:
+            lines.add(record.line)
+        variable = getattr(fn, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            if isinstance(variable, torch.nn.Parameter) or (
+                leaf is not None and leaf is not variable
+            ):
+                return None
+            leaf = variable
+        for child, _ in fn.next_functions:
+            if child is not None and child not in seen:
+                if len(seen) >= _LONE_WALK:
+                    return None
+                seen.add(child)
+                queue.append(child)
+    return None if leaf is None else (leaf, frozenset(lines))

@@ -276,6 +276,13 @@ class LeafBackward(NamedTuple):
     # the no_grad block its values came through, and where requires_grad was switched on
     origin: tuple[SourceLine | None, SourceLine | None]
     grad_on: bool = True  # the grad mode when backward() was called
+    # the cuts its values came from (the taint of the leaf: a detach, a numpy round trip,
+    # torch.tensor of a list of losses), by id in ``Events.cuts``
+    cuts: frozenset[int] = frozenset()
+    # backward() was called on a tensor computed from that leaf, whose small graph reaches
+    # no nn.Parameter: the lines of the nodes on the way (empty: called on the leaf itself)
+    through: frozenset[SourceLine] = frozenset()
+    ident: int = 0  # id() of the leaf: one an optimizer steps is trained on purpose
 
 
 class GradTarget(NamedTuple):

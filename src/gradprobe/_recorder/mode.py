@@ -386,6 +386,9 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
                 cut = self._cut(func, "item", line)
                 if cut not in events.exits:  # a set, in order: loss.item() every step
                     events.exits.append(cut)
+                made_by = _grad_fn(args[0]) if isinstance(args[0], torch.Tensor) else None
+                if made_by is not None:  # the node whose values left as Python numbers
+                    events.cut_inputs[(made_by.name(), made_by._sequence_nr())] = cut
             elif self.taint and args and isinstance(args[0], torch.Tensor):
                 cuts = self.taint.get(args[0])
                 if cuts:  # t.detach().numpy(): values leave torch after a cut
@@ -733,6 +736,14 @@ class RecorderMode(_GraphNotes, _FlowNotes, _BackwardNotes, TorchFunctionMode):
         # (a non-tensor result too: `out[rows] = value` returns None from __setitem__)
         outs = list(_tensors(result))
         if any(out.requires_grad for out in outs):
+            for out in outs:  # torch.tensor(cut values, requires_grad=True): a rebuilt leaf
+                if (
+                    out.requires_grad
+                    and _grad_fn(out) is None
+                    and not isinstance(out, torch.nn.Parameter)
+                    and taint.get(out) is None
+                ):
+                    taint.set(out, found)
             if plain_tainted and _names(func) in _ADDITIVE and torch.is_grad_enabled():
                 if line is False:
                     line = _user_line(sys._getframe(2))

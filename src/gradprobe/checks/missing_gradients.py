@@ -24,6 +24,7 @@ from gradprobe._recorder import (
     SourceLine,
     _names_at,
 )
+from gradprobe._recorder import events as recorded
 from gradprobe._recorder.events import Cut, OpLine
 from gradprobe._recorder.ops import ZERO_DERIVATIVE
 from gradprobe._recorder.owners import qualified_owner
@@ -462,51 +463,94 @@ def _flat_gradients(
 def _leaf_backwards(events: Events) -> list[Finding]:
     if not events.leaf_backwards:
         return []
-    order, line, made, (no_grad, switched), grad_on = events.leaf_backwards[0]
+    leaf = events.leaf_backwards[0]
+    no_grad, switched = leaf.origin
     left_off = events.switches.get(GRAD)
-    if not grad_on and no_grad is None and left_off is not None and left_off.value == "False":
+    if not leaf.grad_on and no_grad is None and left_off is not None and left_off.value == "False":
         return []  # gradients left off by a plain set_grad_enabled(False): GP174 names it
     if no_grad is not None and switched is not None:
-        return [_band_aid(line, no_grad, switched)]
-    earlier = [c for c in events.cuts.values() if c.kind in _LOSSY and c.order < order]
-    if made is not None:  # the cuts whose line assigns a name the leaf is made from
-        read = _names_at(made, store=False)
+        return [_band_aid(leaf.line, no_grad, switched)]
+    if leaf.ident in events.fed:
+        return []  # the leaf is what an optimizer trains: latent or input optimisation
+    cut, traced = _leaf_source(events, leaf)
+    if leaf.through and cut is None:
+        return []  # a loss on tensors of the user's own making, with nothing cut on the way
+    where = _where(leaf.made) if leaf.made else "its own line"
+    whence = (
+        f" The values it was made from left autograd at {_where(cut.line)} "
+        f"({'.data' if cut.kind == 'data' else cut.op + '()'})."
+        if cut is not None
+        else ""
+    )
+    if leaf.through:
+        text = (
+            f"backward() at {_where(leaf.line)} reached no parameter: the graph of the tensor "
+            f"it was called on ends at a tensor made at {where} and given requires_grad, a "
+            f"new leaf connected to nothing, so no parameter gets a gradient.{whence} Build "
+            "the loss from the tensors themselves (torch.stack, not torch.tensor of a list; "
+            "no .item(), float() or .numpy() on the way) and drop the requires_grad."
+        )
+    else:
+        text = (
+            f"backward() at {_where(leaf.line)} was called on a leaf tensor"
+            + (f" made at {_where(leaf.made)}" if leaf.made else "")
+            + ": it has no graph behind it, so backward only fills that tensor's own "
+            f".grad and no parameter gets a gradient.{whence} Keep the loss tensor itself "
+            "instead of rebuilding it with torch.tensor(..., requires_grad=True)."
+        )
+    return [
+        make_finding(
+            "GP115",
+            message=text,
+            locations=_locations(*_leaf_lines(leaf.made or leaf.line, cut, traced)),
+            details={
+                "leaf_line": leaf.made[1] if leaf.made else None,
+                "cut": cut.op if cut is not None else None,
+            },
+        )
+    ]
+
+
+def _leaf_source(events: Events, leaf: recorded.LeafBackward) -> tuple[Cut | None, bool]:
+    """Where the values of a rebuilt leaf left autograd, and whether that is known from
+    the data flow: a cut its values came from, a cut on a line of the graph between the
+    leaf and backward() (``loss = loss - logp.item() * r``); else the latest cut that
+    lost values before it (a comparison or argmax first, then .item()), read off the
+    lines that made the leaf."""
+    before = [c for c in events.cuts.values() if c.order < leaf.order]
+    own = sorted((events.cuts[i] for i in leaf.cuts if i in events.cuts), key=lambda c: c.order)
+    if own:
+        return ([c for c in own if left_as_data(c)] or own)[-1], True
+    on_path = [c for c in before if left_as_data(c) and c.line in leaf.through]
+    if on_path:
+        return max(on_path, key=lambda c: c.order), True
+    if leaf.through:  # only the data flow speaks for a graph that did run
+        return None, False
+    earlier = [c for c in before if c.kind in _LOSSY]
+    if leaf.made is not None:  # the cuts whose line assigns a name the leaf is made from
+        read = _names_at(leaf.made, store=False)
         earlier = [
             c for c in earlier if c.line is not None and read & _names_at(c.line, store=True)
         ] or earlier
     # an argmax or comparison that lost the graph explains more than the .item() after it
     earlier = [c for c in earlier if c.kind == "non_differentiable"] or earlier
-    cut = max(earlier, key=lambda c: c.order) if earlier else None
-    return [
-        make_finding(
-            "GP115",
-            message=(
-                f"backward() at {_where(line)} was called on a leaf tensor"
-                + (f" made at {_where(made)}" if made else "")
-                + ": it has no graph behind it, so backward only fills that tensor's own "
-                ".grad and no parameter gets a gradient."
-                + (
-                    f" The values it was made from lost their graph at {_where(cut.line)} "
-                    f"({cut.op})."
-                    if cut is not None
-                    else ""
-                )
-                + " Keep the loss tensor itself instead of rebuilding it with "
-                "torch.tensor(..., requires_grad=True)."
-            ),
-            locations=_locations(*_leaf_lines(made or line, cut)),
-            details={"leaf_line": made[1] if made else None},
-        )
-    ]
+    if earlier:
+        return max(earlier, key=lambda c: c.order), False
+    # nothing lossy: a .data or detach() since the previous backward (a forward that
+    # returns outputs.data; Variable(loss, requires_grad=True) made the leaf unseen)
+    last = max((b.order for b in events.backwards if b.order < leaf.order), default=-1)
+    recent = [c for c in before if c.order > last and c.kind in ("data", "detach")]
+    return (max(recent, key=lambda c: c.order), True) if recent else (None, False)
 
 
 def _leaf_lines(
-    leaf: SourceLine | None, cut: Cut | None
+    leaf: SourceLine | None, cut: Cut | None, traced: bool = False
 ) -> tuple[tuple[SourceLine | None, LocationRole], ...]:
-    """The rebuilt leaf's line to change, or (issue 25, invariant 8) the line where its
-    values left autograd as Python numbers or arrays (.item(), float(), .numpy()): the
-    rebuilt tensor is only where that shows."""
-    if cut is not None and cut.kind in _EXITS:
+    """The line where a rebuilt leaf's values left autograd (issue 25, invariant 8) when
+    the data flow leads there or they left as Python numbers or arrays (.item(), float(),
+    .numpy(), torch.tensor of a list): the rebuilt tensor is only where that shows.
+    Otherwise the rebuilt leaf's line is the one to change."""
+    if cut is not None and (traced or left_as_data(cut)):
         return ((cut.line, "cause"), (leaf, "created"))
     return ((leaf, "cause"), (cut.line if cut else None, "created"))
 
@@ -645,6 +689,11 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
         return []  # a failed backward stops half-way: missing grads prove nothing
     if all(key is None for key in events.backwards[-1].roots):
         return []  # backward() on a leaf reaches no parameter at all: GP115 says why
+    if any(
+        leaf.through and leaf.line == events.backwards[-1].line and _leaf_source(events, leaf)[0]
+        for leaf in events.leaf_backwards
+    ):
+        return []  # nor does a loss computed from a rebuilt leaf only: GP115 names the cut
     found: list[Finding] = []
     modules = list(modules)
     called = {id(module) for module in modules}
@@ -688,11 +737,11 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
             line = cut.line if cut is not None else events.parameter_lines.get(id(param))
             if cut is not None and cut.kind == "no_grad" and cut.context is not None:
                 line = cut.context  # the `with torch.no_grad():` or decorator turned it off
-            kind = (how, cut.op, cut.kind) if cut is not None else None
+            kind = (how, cut.op, cut.kind, left_as_data(cut)) if cut is not None else None
             if cut is None and id(param) in idle_only:
                 continue
             if cut is None and owners.get(id(param)) in called:
-                kind = ("ran", "", "")
+                kind = ("ran", "", "", False)
             by_cause.setdefault((kind, line), []).append(name)
         for (kind, line), names in by_cause.items():
             if kind is not None and kind[0] == "cut" and kind[2] == "data":
@@ -700,6 +749,15 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
                     f"they were used only through .data at {_where(line)}, which is their "
                     "memory without their graph, so nothing flows back to them. Use the "
                     "parameter itself there (self.weight, not self.weight.data)."
+                )
+            elif kind is not None and kind[0] == "cut" and kind[3]:
+                why = (
+                    f"they were used, but what was computed from them left autograd at "
+                    f"{_where(line)} by {kind[1]}() as data (a Python number, an array or a "
+                    "tensor rebuilt from values), and the loss made from there has no graph "
+                    "back to them. Keep "
+                    "the tensors themselves (torch.stack/torch.cat for a list, no .item(), "
+                    "float() or .numpy() in a loss)."
                 )
             elif kind is not None and kind[0] == "cut":
                 how = {
@@ -761,16 +819,23 @@ def _unused(events: Events, modules: Iterable[torch.nn.Module]) -> list[Finding]
 
 
 def _cut_above(events: Events, start: NodeKey | None, limit: int = 20_000) -> Any:
-    """The first cut reached going up (towards the loss) from ``start``, the node that first
-    used a parameter: the parameter fed a graph that was then detached."""
+    """The cut reached going up (towards the loss) from ``start``, the node that first used
+    a parameter: the parameter fed a graph that was then detached. The first one where the
+    values left autograd as data (``.item()``, ``.numpy()``, ``torch.tensor(list)``), else
+    the first one: a sampled action or a comparison on the way is not where a loss was
+    rebuilt."""
     if start is None:
         return None
     seen = {start}
     queue = [start]
+    first = None
     for key in queue:
-        cut = events.cut_inputs.get(key)
-        if cut is not None:
-            return events.cuts[cut]
+        ident = events.cut_inputs.get(key)
+        if ident is not None:
+            cut = events.cuts[ident]
+            if left_as_data(cut):
+                return cut
+            first = first or cut
         record = events.nodes.get(key)
         if record is None:
             continue
@@ -778,7 +843,17 @@ def _cut_above(events: Events, start: NodeKey | None, limit: int = 20_000) -> An
             if parent not in seen and len(seen) < limit:
                 seen.add(parent)
                 queue.append(parent)
-    return None
+    return first
+
+
+# torch.tensor / as_tensor / asarray of tensors that require grad copy their values
+_REBUILDS = frozenset({"tensor", "as_tensor", "asarray"})
+
+
+def left_as_data(cut: Cut) -> bool:
+    """Whether a cut turned values into data: Python numbers or arrays (``.item()``,
+    ``float()``, ``.tolist()``, ``.numpy()``) or a new tensor built from their values."""
+    return cut.kind in _EXITS or (cut.kind == "non_differentiable" and cut.op in _REBUILDS)
 
 
 def _leaf_cut(events: Events, ident: int) -> Any:
