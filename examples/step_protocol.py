@@ -50,6 +50,6 @@ print("phase 2 done")
 # phase 3: a few more steps on the head
 for x, y in data[:4]:
     loss = loss_of(x, y)
-    loss.backward()  # no zero_grad() in this loop
-    opt.step()
+    loss.backward()
+    opt.step()  # no zero_grad() after it in this loop
 print(f"phase 3 loss {loss.item():.3f}")

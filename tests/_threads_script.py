@@ -65,8 +65,8 @@ def train_stale(steps: int) -> nn.Module:
     x, y = torch.randn(16, 8), torch.randn(16, 1)
     for _ in range(steps):
         loss = ((model(x) - y) ** 2).mean()
-        loss.backward()  # BUG_B: gradients pile up, no zero_grad()
-        opt.step()
+        loss.backward()
+        opt.step()  # BUG_B: gradients pile up, no zero_grad() after this step
     return model
 
 

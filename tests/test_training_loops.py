@@ -401,22 +401,24 @@ def _stale(
     return [f for f in findings if f.code == "GP134"], text
 
 
-def test_a_loop_that_never_zeroes_is_named_at_its_backward(tmp_path: Path) -> None:
+def test_a_loop_that_never_zeroes_is_named_at_its_step(tmp_path: Path) -> None:
+    """The missing reset belongs right after the step that used the gradients."""
     found, text = _stale(tmp_path)
     (finding,) = found
     assert [(loc.role, loc.line) for loc in finding.locations] == [
-        ("cause", line_of(text, "loss.backward()")),
-        ("read", line_of(text, "opt.step()")),
+        ("cause", line_of(text, "opt.step()"))
     ]
-    assert finding.details == {"steps": 7}  # every step but the first
-    assert "zero_grad()" in finding.message
+    assert finding.details == {"steps": 7, "reset": "never", "other_objective": False}
+    assert "zero_grad()" in (finding.hint or "")
 
 
 def test_zeroing_once_per_epoch_is_named(tmp_path: Path) -> None:
-    (finding,) = _stale(
-        tmp_path, epoch_start="opt.zero_grad()", optimizer="Adam(model.parameters())"
-    )[0]
-    assert finding.details == {"steps": 6}  # the first step of each epoch is clean
+    found, text = _stale(
+        tmp_path, epoch_start="opt.zero_grad()  # per epoch", optimizer="Adam(model.parameters())"
+    )
+    (finding,) = found
+    assert finding.details["steps"] == 6  # the first step of each epoch is clean
+    assert finding.locations[0].line == line_of(text, "per epoch")
 
 
 def test_every_way_of_resetting_gradients_is_seen(tmp_path: Path) -> None:

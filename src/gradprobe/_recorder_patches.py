@@ -692,10 +692,15 @@ def _before_step(mode: RecorderMode, optimizer: Any, caller: FrameType, closure:
                 else:
                     events.fed.add(id(p))
         elif (
-            # a backward since this optimizer's own last step (another optimizer may have
-            # stepped after it: a critic's, then the encoder's whose input was under no_grad)
-            events.grads_pending or events.last_backward > mode.step_orders.get(id(optimizer), -1)
-        ) and len(events.idle) < _MAX_EVENTS:
+            (
+                # a backward since this optimizer's own last step (another optimizer may have
+                # stepped after it: a critic's, then the encoder's whose input was under no_grad)
+                events.grads_pending
+                or events.last_backward > mode.step_orders.get(id(optimizer), -1)
+            )
+            and len(events.idle) < _MAX_EVENTS
+            and not _reset_since_backward(events)
+        ):
             events.idle.update(id(p) for p in params)
         if mode.evals:
             _stepped_evals(mode, {id(p) for p in params if p.grad is not None}, caller)
@@ -713,10 +718,11 @@ def _before_step(mode: RecorderMode, optimizer: Any, caller: FrameType, closure:
                     optimizer=id(optimizer),
                     grads=with_grad,
                     closure=closure,
+                    sums=mode.stale.summed(
+                        optimizer, [p for group in optimizer.param_groups for p in group["params"]]
+                    ),
                 )
             )
-        with contextlib.suppress(Exception):
-            mode.stale.before_step(optimizer, mode.step_line)
         if mode.turned_off:
             with contextlib.suppress(Exception), torch._C.DisableTorchFunction():
                 mode.frozen_in_step = [
@@ -728,6 +734,17 @@ def _before_step(mode: RecorderMode, optimizer: Any, caller: FrameType, closure:
                     and p.device.type == "cpu"  # .sum() is read on the host
                     and (off := mode.turned_off.get(p)) is not None
                 ][:_MAX_FROZEN]
+
+
+def _reset_since_backward(events: Any) -> bool:
+    """Whether gradients were reset (``zero_grad()``, ``grad = None``) after the latest
+    backward: parameters without a gradient then had theirs taken, not never filled."""
+    for seen, event in enumerate(reversed(events.protocol)):
+        if event.kind == "backward" or seen > 64:
+            return False
+        if event.kind == "zero":
+            return True
+    return False
 
 
 def _after_step(mode: RecorderMode, optimizer: Any) -> None:

@@ -124,9 +124,10 @@ class _BackwardNotes:
             raise
         finally:
             self.reruns.backward_ended()
+        filled = next(self.order) if kind == _BACKWARD else -1  # its protocol event's order
         if plain:
             with contextlib.suppress(Exception):
-                self.stale.after_backward(line)
+                self.stale.after_backward(line, filled)
         events = self.events
         if kind == _BACKWARD and not create and not _from_torch_driver(sys._getframe(1)):
             # autograd.grad and higher-order steps (Hessians, Newton steps, penalties, MAML)
@@ -137,7 +138,7 @@ class _BackwardNotes:
                 _window.step_done(self)  # drop what no analysis needs of older steps
         if kind == _BACKWARD:  # autograd.grad returns gradients; it fills no .grad
             events.grads_pending = True
-            events.protocol.append(StepEvent(next(self.order), "backward", line))
+            events.protocol.append(StepEvent(filled, "backward", line))
         elif kind == _AUTOGRAD_GRAD and not create:  # gradients returned, .grad untouched
             events.protocol.append(StepEvent(next(self.order), "grad_returned", line))
         if not event.retain_graph:

@@ -180,11 +180,13 @@ class StepEvent:
     ``clip``            a gradient clipping; ``grads``/``given``: tensors with a gradient /
                         all tensors it was given
     ``step``            an optimizer step; ``optimizer``: its id, ``grads``: parameters
-                        with a gradient, ``closure``: ``step(closure)``
+                        with a gradient, ``closure``: ``step(closure)``, ``sums``: for
+                        each parameter followed, the orders of the ``backward`` events
+                        summed in the gradient it applies (since that gradient's reset)
     ``closure``         the optimizer called that closure (it used the gradients so far)
-    ``stale``           the step just before used gradients a backward at ``origin`` had
-                        added onto ones an earlier step used, untouched since; ``line`` is
-                        the step's (hand-written updates have no ``step`` event)
+    ``stale``           a hand-written update (``p -= lr * p.grad``, which has no ``step``
+                        event) at ``line`` used gradients a backward at ``origin`` had
+                        added onto ones an earlier update used, untouched since
     ``moved``           the step just before changed frozen parameters (``params``, ids)
                         through the zero ``.grad`` they kept; ``origin``: the freeze
     ==================  ======================================================================
@@ -199,6 +201,7 @@ class StepEvent:
     closure: bool = False
     origin: SourceLine | None = None
     params: tuple[int, ...] = ()
+    sums: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

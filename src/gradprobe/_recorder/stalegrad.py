@@ -1,29 +1,29 @@
-"""GP134: an optimizer step used gradients accumulated on top of an earlier step's.
+"""Which backward calls the gradients a step applies were summed from.
 
-``backward()`` adds into ``.grad``. A loop that never calls ``zero_grad()`` (or sets the
-gradients to ``None``) feeds every step the sum of all gradients so far, and nothing raises.
+``backward()`` adds into ``.grad``; a step applies whatever is there. The recorder follows a
+few parameters per optimizer (spread over its list: first, last and between), by identity,
+version counter and values of their ``.grad`` (weak references only), and keeps, per
+parameter, the backward calls that added into its gradient since it was last reset:
 
-The recorder follows a couple of parameters per optimizer, by identity and version counter of
-their ``.grad`` (weak references only):
+- a gradient that is gone (``None``), replaced by another tensor, or all zeros was reset
+  (``zero_grad()``, ``grad = None``, ``grad.zero_()``, ``grad.data.zero_()``);
+- a backward that changed it (made it, or added into it) is appended to its sum; an
+  in-place change with values left (clipping, unscaling) keeps the sum;
+- an optimizer step records, on its ``step`` event, the sum of each of its followed
+  parameters (``StepEvent.sums``): the orders of the ``backward`` events it applies.
 
-- after a step, the gradient is *used*;
-- a ``backward()`` that adds into a used gradient untouched since the step (same tensor, same
-  version, not all zeros) makes it *stale*;
-- anything else that touches it (``zero_grad``, ``grad = None``, ``grad.zero_()``, a new
-  tensor) resets it;
-- a step that finds a stale gradient still untouched is the bug: a ``stale`` event on the
-  protocol timeline, which the protocol check reads (GP134 from the second one).
-
-A GAN's generator backward also adds into the discriminator's used gradients, but the
-discriminator's ``zero_grad()`` resets them before its next step, so it is not reported.
-Gradients of CUDA tensors are not read (``.any()`` would sync), so they are never reported.
+The protocol check reads those facts: a step whose sum holds a backward an earlier step
+already applied, and a later one, consumed gradients not meant for it. A hand-written
+update (``p -= lr * p.grad``) has no step event: it is followed as before, and a ``stale``
+event says it applied gradients a backward added onto ones an earlier update used.
+Gradients of CUDA tensors are not read (``.any()`` would sync), so they are never followed.
 """
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import torch
@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 
 __all__ = ["StaleGrads"]
 
-_SAMPLES = 2  # parameters followed per optimizer
+_SAMPLES = 2  # parameters followed per hand-written update
+_SPREAD = 4  # parameters followed per optimizer: first, last and two between
+_SUMMED = 16  # backward calls remembered per followed gradient (the latest)
 _OPTIMIZERS = 8
 _MANUAL = 0  # key of hand-written updates (ids of live optimizers are never 0)
 
@@ -52,6 +54,7 @@ class _Sample:
     pending: bool = False
     stepped: weakref.ref[torch.Tensor] | None = None  # the gradient the last step used
     stepped_version: int = -1
+    sums: list[int] = field(default_factory=list)  # backward orders added since the reset
 
 
 class StaleGrads:
@@ -61,12 +64,27 @@ class StaleGrads:
         self.events = events
         self.order = order  # the recording's event counter
         self.samples: dict[int, list[_Sample]] = {}  # id(optimizer) or _MANUAL -> samples
+        self.filled = -1  # order of the latest backward's event
 
-    def before_step(self, optimizer: object, line: SourceLine | None) -> None:
+    def summed(
+        self, optimizer: object, params: Sequence[torch.Tensor]
+    ) -> tuple[tuple[int, ...], ...]:
+        """The backward calls summed in each followed gradient ``optimizer`` is about to
+        apply (orders of their ``backward`` events), for the parameters that have one. At
+        an optimizer's first step its parameters are chosen, holding the latest backward."""
         with torch._C.DisableTorchFunction():
-            for sample in self.samples.get(id(optimizer), ()):
-                if self._stepped_stale(sample, line):
-                    break
+            samples = self.samples.get(id(optimizer))
+            if samples is None:
+                samples = self._follow(id(optimizer), params)
+                for sample in samples:
+                    sample.sums[:] = [self.filled] if self.filled >= 0 else []
+            found = []
+            for sample in samples:
+                if _reset(sample):
+                    sample.sums.clear()
+                if sample.sums:
+                    found.append(tuple(sample.sums))
+            return tuple(found)
 
     def manual_step(self, param: torch.Tensor, line: SourceLine | None) -> None:
         """A hand-written update of ``param`` (``p -= lr * p.grad`` under no_grad): a step
@@ -86,30 +104,31 @@ class StaleGrads:
             sample.stale = False
 
     def after_step(self, optimizer: object, params: Sequence[torch.Tensor]) -> None:
-        key = id(optimizer)
         with torch._C.DisableTorchFunction():
-            if key not in self.samples and len(self.samples) >= _OPTIMIZERS:
-                return
-            samples = self.samples.setdefault(key, [])
-            # follow parameters that still learn: a backbone frozen mid-run gets no more
-            # backward() calls, so its gradients would never look stale
-            samples[:] = [s for s in samples if (p := s.param()) is not None and p.requires_grad]
-            if len(samples) < _SAMPLES:
-                followed = {id(s.param()) for s in samples}
-                for param in reversed(params):  # the last layers: the head a fine-tune trains
-                    if len(samples) >= _SAMPLES:
-                        break
-                    if (
-                        param.requires_grad
-                        and id(param) not in followed
-                        and _cpu_grad(param) is not None
-                    ):
-                        samples.append(_Sample(weakref.ref(param)))
-            for sample in samples:
+            for sample in self._follow(id(optimizer), params):
                 self._remember(sample)
-                sample.used = sample.grad is not None
-                sample.stale = False
                 sample.stepped, sample.stepped_version = sample.grad, sample.version
+
+    def _follow(self, key: int, params: Sequence[torch.Tensor]) -> list[_Sample]:
+        """The parameters followed for the optimizer ``key``, topped up from ``params``."""
+        if key not in self.samples and len(self.samples) >= _OPTIMIZERS:
+            return []
+        samples = self.samples.setdefault(key, [])
+        # follow parameters that still learn: a backbone frozen mid-run gets no more
+        # backward() calls, so its gradients would say nothing of the later steps
+        samples[:] = [s for s in samples if (p := s.param()) is not None and p.requires_grad]
+        if len(samples) < _SPREAD:
+            followed = {id(s.param()) for s in samples}
+            learning = [
+                p
+                for p in params
+                if p.requires_grad and id(p) not in followed and _cpu_grad(p) is not None
+            ]
+            for param in _spread(learning, _SPREAD - len(samples)):
+                sample = _Sample(weakref.ref(param))
+                self._remember(sample)
+                samples.append(sample)
+        return samples
 
     def fresh(self, optimizer: object, params: Sequence[torch.Tensor]) -> bool:
         """Whether ``optimizer``'s gradients hold work no step of it used: a backward
@@ -132,23 +151,34 @@ class StaleGrads:
         if not self.samples:
             return
         with torch._C.DisableTorchFunction():
-            for samples in self.samples.values():
+            for key, samples in self.samples.items():
                 for sample in samples:
                     untouched = self._untouched(sample)
-                    if not untouched:
-                        sample.used = False
-                        sample.stale = False
-                    sample.pending = untouched and sample.used and _nonzero(sample)
+                    if key == _MANUAL:
+                        if not untouched:
+                            sample.used = False
+                            sample.stale = False
+                        sample.pending = untouched and sample.used and _nonzero(sample)
+                    elif _reset(sample):
+                        sample.sums.clear()
+                    self._remember(sample)
 
-    def after_backward(self, line: SourceLine | None) -> None:
+    def after_backward(self, line: SourceLine | None, order: int) -> None:
+        """After the backward whose event will have ``order``: note what it added into."""
+        self.filled = order
         if not self.samples:
             return
         with torch._C.DisableTorchFunction():
-            for samples in self.samples.values():
+            for key, samples in self.samples.items():
                 for sample in samples:
-                    if sample.pending and not self._untouched(sample) and sample.stale is False:
-                        sample.stale = line if line is not None else True
-                    sample.pending = False
+                    changed = not self._untouched(sample)
+                    if key == _MANUAL:
+                        if sample.pending and changed and sample.stale is False:
+                            sample.stale = line if line is not None else True
+                        sample.pending = False
+                    elif changed and _cpu_grad_of(sample) is not None:
+                        sample.sums.append(order)
+                        del sample.sums[:-_SUMMED]
                     self._remember(sample)
 
     def _stepped_stale(self, sample: _Sample, line: SourceLine | None) -> bool:
@@ -183,6 +213,30 @@ def _cpu_grad(param: torch.Tensor) -> torch.Tensor | None:
     if grad is None or grad.device.type != "cpu" or grad.is_sparse:
         return None
     return grad
+
+
+def _cpu_grad_of(sample: _Sample) -> torch.Tensor | None:
+    param = sample.param()
+    return None if param is None else _cpu_grad(param)
+
+
+def _reset(sample: _Sample) -> bool:
+    """Whether the followed gradient was reset since it was remembered: gone, replaced by
+    another tensor, or all zeros (``zero_()`` through ``.data`` keeps the version)."""
+    grad = _cpu_grad_of(sample)
+    if grad is None or sample.grad is None or sample.grad() is not grad:
+        return True
+    return not bool(grad.any())
+
+
+def _spread(params: list[torch.Tensor], count: int) -> list[torch.Tensor]:
+    """Up to ``count`` of ``params``: the last (the head a fine-tune trains), the first, and
+    evenly between, so a reset that misses one module of several is seen."""
+    if len(params) <= count:
+        return params
+    step = (len(params) - 1) / (count - 1)
+    picks = {round(i * step) for i in range(count)}
+    return [params[i] for i in sorted(picks, reverse=True)]
 
 
 def _nonzero(sample: _Sample) -> bool:

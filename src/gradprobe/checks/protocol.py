@@ -18,7 +18,8 @@ GP142    the same clipping repeated after each backward of one accumulation wind
 GP143    a step with no backward since the same optimizer's previous step
 GP144    clipping handed an iterator that was already consumed (no parameters)
 GP165    a step on no gradient after ``torch.autograd.grad`` returned them
-GP134    steps on gradients a backward added onto ones an earlier step used (``stale``)
+GP134    a step on gradients summed from a backward an earlier step applied and a later
+         one: never reset, reset on the wrong object, or too early (``_summed.py``)
 GP111    a step that still moved frozen parameters through the zero ``.grad`` they kept
 GP167    an optimizer that zeroes gradients a backward filled for it, and never steps
 =======  ===============================================================================
@@ -37,6 +38,7 @@ from typing import Any, NamedTuple
 from gradprobe._recorder import SourceLine, StepEvent
 from gradprobe.checks._api import Check, Run, StepCall, register
 from gradprobe.checks._common import _locations, _top_modules, _where
+from gradprobe.checks._summed import Sums
 from gradprobe.findings import Finding, LocationRole, make_finding
 
 __all__ = ["StepProtocol"]
@@ -138,7 +140,8 @@ class Timeline:
     repeated: tuple[StepEvent, StepEvent] | None = None
     empty_clip: StepEvent | None = None
     unused_return: tuple[StepEvent, StepEvent] | None = None
-    stale: StepEvent | None = None  # the first step on stale gradients; then a count
+    sums: Sums = field(default_factory=Sums)  # which backward calls each step applied
+    stale: StepEvent | None = None  # the first hand-written update on stale gradients
     stale_steps: int = 0
     moved: dict[int, _Moved] = field(default_factory=dict)  # id(parameter) -> how
     cycles: dict[int, _Cycle] = field(default_factory=dict)  # optimizer id -> its cycle
@@ -160,6 +163,7 @@ class Timeline:
     def _advance(self, event: StepEvent) -> None:
         window = self.window
         kind = event.kind
+        self.sums.advance(event)
         if kind in ("backward", "grads"):
             window.filled = self.last_fill = event.order
             window.read = False
@@ -281,9 +285,11 @@ class Timeline:
         found += _repeated_step(*self.repeated) if self.repeated else []
         found += _empty_clip(self.empty_clip) if self.empty_clip else []
         found += _returned(*self.unused_return) if self.unused_return else []
+        spilled = self.sums.findings()
+        found += spilled
         if (
-            self.stale is not None and self.stale_steps >= 2
-        ):  # one step on a sum is accumulation; two are a loop
+            not spilled and self.stale is not None and self.stale_steps >= 2
+        ):  # one update on a sum is accumulation; two are a loop
             found += _stale(self.stale, self.stale_steps)
         found += _moved(self.moved, names, made)
         for optimizer, cycle in self.cycles.items():
