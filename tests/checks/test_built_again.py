@@ -62,3 +62,17 @@ def test_another_model_of_a_different_shape_is_not_taken_for_a_second_instance(
     first = "model = nn.Linear(4, 2)"
     found, _ = diagnose(tmp_path, _TWICE.format(first=first, second="model = Net()"))
     assert [f.details.get("how") for f in found if f.code == "GP116"] == []
+
+
+def test_a_reference_model_built_after_the_trained_one_is_silent(tmp_path: Path) -> None:
+    """The first model trained (its optimizer stepped gradients); a second instance built
+    afterwards to compare against (a gradient-accumulation check) is another model."""
+    source = _TWICE.format(first="model = Net()", second="") + (
+        "opt.zero_grad()  # the trained model's gradients are None again\n"
+        "ref = Net()\n"
+        "ref.load_state_dict(model.state_dict())\n"
+        "nn.functional.cross_entropy(ref(x), y).backward()\n"
+        "print([p.grad.norm() for p in ref.parameters()])\n"
+    )
+    found, _ = diagnose(tmp_path, source)
+    assert [f.code for f in found if f.code == "GP116"] == []

@@ -221,9 +221,19 @@ def _built_again(
             [tuple(p.shape) for p in params] == shapes
             and all(p.grad is None for p in params)
             and not {id(p) for p in params} & {id(p) for p in own}
+            and not _stepped_gradients(events, opt)
         ):
             return top, events.module_sites.get(id(top)), made.line
     return None
+
+
+def _stepped_gradients(events: Events, optimizer: Any) -> bool:
+    """Whether a step of ``optimizer`` applied gradients (its parameters were trained, so
+    a model built later is another model: a reference copy, a second experiment)."""
+    return any(
+        event.kind == "step" and event.optimizer == id(optimizer) and event.grads > 0
+        for event in events.protocol
+    )
 
 
 def _built_again_finding(
