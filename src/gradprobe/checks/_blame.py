@@ -51,6 +51,7 @@ __all__ = [
     "parsed",
     "provenance",
     "raised_by_torch",
+    "return_of",
     "returned_line",
     "running_function",
     "traceback_frame",
@@ -312,6 +313,16 @@ def made_line(
     return None
 
 
+def return_of(function: object) -> SourceLine | None:
+    """The last ``return`` of ``function`` (anything with a ``__code__``) when it is the
+    user's, as a source line; None for torch's own code or a function without one."""
+    code = getattr(function, "__code__", None)
+    if code is None or not is_user_file(code.co_filename):
+        return None
+    returned = last_return(code.co_filename, code.co_firstlineno)
+    return (code.co_filename, returned, code.co_name) if returned is not None else None
+
+
 def helper_return(frame: FrameType, made: SourceLine) -> SourceLine | None:
     """When the statement at ``made`` (in ``frame``'s function) binds the result of a call of
     one of the user's functions (``images = load_batch(2)``), that function's last
@@ -325,10 +336,7 @@ def helper_return(frame: FrameType, made: SourceLine) -> SourceLine | None:
             continue
         call = node.value
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
-            code = getattr(values.get(call.func.id), "__code__", None)
-            if code is not None and is_user_file(code.co_filename):
-                returned = last_return(code.co_filename, code.co_firstlineno)
-                return (code.co_filename, returned, code.co_name) if returned else None
+            return return_of(values.get(call.func.id))
     return None
 
 
@@ -353,12 +361,9 @@ def returned_line(frame: FrameType, line: int) -> SourceLine | None:
         function = values.get(name)
         if isinstance(function, type):  # a custom autograd.Function given as X.apply
             function = getattr(function, "backward", None)
-        code = getattr(function, "__code__", None)
-        if code is None or not is_user_file(code.co_filename):
-            continue
-        returned = last_return(code.co_filename, code.co_firstlineno)
+        returned = return_of(function)
         if returned is not None:
-            return (code.co_filename, returned, code.co_name)
+            return returned
     return None
 
 

@@ -36,7 +36,7 @@ import torch
 from gradprobe._patch import WRAPPED_ATTR, node_hook_tables
 from gradprobe._recorder import SourceLine
 from gradprobe._source import is_user_file
-from gradprobe.checks._blame import function_at, last_return, named_values, parsed
+from gradprobe.checks._blame import function_at, last_return, named_values, parsed, return_of
 from gradprobe.hooks._names import frame_variables
 
 __all__ = ["graph_hook_line", "member_line", "member_rule"]
@@ -153,13 +153,7 @@ def _returns(frame: FrameType, line: int, method: str) -> SourceLine | None:
             if isinstance(value, torch.Tensor):
                 found.update(dict.fromkeys(_graph_functions(value.grad_fn)))
         classes = list(found) if len(found) == 1 else []
-    for cls in classes:
-        code = getattr(getattr(cls, method, None), "__code__", None)
-        if code is not None and is_user_file(code.co_filename):
-            returned = last_return(code.co_filename, code.co_firstlineno)
-            if returned is not None:
-                return (code.co_filename, returned, code.co_name)
-    return None
+    return _first(return_of(getattr(cls, method, None)) for cls in classes)
 
 
 def _graph_functions(root: Any) -> Iterator[type]:
@@ -254,8 +248,7 @@ def _inplace_or_return(function: object) -> SourceLine | None:
             and call.func.value.id == argument
         ):
             return (code.co_filename, call.lineno, code.co_name)
-    returned = last_return(code.co_filename, code.co_firstlineno)
-    return (code.co_filename, returned, code.co_name) if returned is not None else None
+    return return_of(function)
 
 
 # -- hooks on the graph the line's tensors reach ----------------------------------------------

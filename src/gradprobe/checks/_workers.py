@@ -16,7 +16,7 @@ from types import FrameType
 
 from gradprobe._recorder import SourceLine
 from gradprobe._source import is_user_file
-from gradprobe.checks._blame import last_return, named_values
+from gradprobe.checks._blame import named_values, return_of
 
 __all__ = ["WorkerError", "worker_error"]
 
@@ -63,11 +63,7 @@ def dataset_return(frame: FrameType, line: int) -> SourceLine | None:
     for value in named_values(frame, line):
         if not isinstance(value, DataLoader):
             continue
-        getitem = getattr(type(value.dataset), "__getitem__", None)
-        code = getattr(getitem, "__code__", None)
-        if code is None or not is_user_file(code.co_filename):
-            continue
-        returned = last_return(code.co_filename, code.co_firstlineno)
+        returned = return_of(getattr(type(value.dataset), "__getitem__", None))
         if returned is not None:
-            return (code.co_filename, returned, code.co_name)
+            return returned
     return None
